@@ -1,0 +1,107 @@
+import type { Config } from './config/index.js';
+import type { Executor } from './db/types.js';
+import { BUILT_IN_ROLES } from './http/permissions.js';
+import type { Clock } from './lib/clock.js';
+import { newId } from './lib/ids.js';
+import { WALLET_PROVIDER } from './providers/types.js';
+
+export const SYSTEM_ORG_ID = 'org_system';
+export const SYSTEM_ORG_SLUG = 'system';
+export const CONSOLE_BRAND_ID = 'brand_console';
+export const CONSOLE_BRAND_SLUG = 'console';
+export const CONSOLE_CLIENT_ID = 'console';
+
+/** Rows for an org's built-in roles (Owner, Admin, Member). */
+export function builtInRoleRows(orgId: string, now: Date) {
+  return (Object.keys(BUILT_IN_ROLES) as Array<keyof typeof BUILT_IN_ROLES>).map((key) => ({
+    id: newId('role_'),
+    org_id: orgId,
+    name: BUILT_IN_ROLES[key].name,
+    description: null,
+    built_in: key,
+    permissions: [...BUILT_IN_ROLES[key].permissions],
+    created_at: now,
+    updated_at: now,
+  }));
+}
+
+/**
+ * Ensures the system org, the `console` brand and the public `console` app (DESIGN.md §3). Every
+ * insert is `on conflict do nothing` on fixed ids, so restarts and instances starting together are safe.
+ * The console app's redirect URI follows BASE_URL, so it is reset on every start.
+ */
+export async function ensureConsole(db: Executor, config: Config, clock: Clock): Promise<void> {
+  const now = clock.now();
+  await db.transaction().execute(async (trx) => {
+    const inserted = await trx
+      .insertInto('orgs')
+      .values({
+        id: SYSTEM_ORG_ID,
+        name: 'System',
+        slug: SYSTEM_ORG_SLUG,
+        slug_claim: SYSTEM_ORG_SLUG,
+        description: 'Operator organization that owns the console',
+        icon_file_id: null,
+        created_by: 'system',
+        payment_product_id: null,
+        payment_customer_id: null,
+        tier: 'authority',
+        is_system: true,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (inserted) await trx.insertInto('roles').values(builtInRoleRows(SYSTEM_ORG_ID, now)).execute();
+    await trx
+      .insertInto('brands')
+      .values({
+        id: CONSOLE_BRAND_ID,
+        org_id: SYSTEM_ORG_ID,
+        slug: CONSOLE_BRAND_SLUG,
+        name: 'Gatehouse Console',
+        oauth_callback_id: 'console',
+        logo_file_id: null,
+        primary_color: null,
+        support_email: null,
+        privacy_policy_url: null,
+        terms_url: null,
+        provider_order: [WALLET_PROVIDER],
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    const redirectUri = `${config.baseUrl}/console/callback`;
+    await trx
+      .insertInto('apps')
+      .values({
+        id: 'app_console',
+        org_id: SYSTEM_ORG_ID,
+        brand_id: CONSOLE_BRAND_ID,
+        client_id: CONSOLE_CLIENT_ID,
+        client_secret_hash: null,
+        name: 'Gatehouse Console',
+        type: 'spa',
+        is_confidential: false,
+        redirect_uris: [redirectUri],
+        allowed_grant_types: [
+          'authorization_code',
+          'refresh_token',
+          'urn:ietf:params:oauth:grant-type:device_code',
+        ],
+        allowed_scopes: ['openid', 'profile', 'email', 'offline_access'],
+        enabled: true,
+        first_party: true,
+        description: 'The first-party console; its access tokens are accepted by the REST API',
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      })
+      .onConflict((oc) => oc.column('client_id').doUpdateSet({ redirect_uris: [redirectUri] }))
+      .execute();
+  });
+}

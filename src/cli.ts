@@ -1,0 +1,134 @@
+import { ConfigError, loadConfig } from './config/index.js';
+import { openDatabase } from './db/index.js';
+import { migrate } from './db/migrate.js';
+import type { Db } from './db/types.js';
+import { ADMIN_PERMISSIONS, normalizePermission } from './http/permissions.js';
+import { systemClock } from './lib/clock.js';
+import { Encryptor } from './lib/encryption.js';
+import { isSolanaAddress } from './lib/solana.js';
+import { rotateSigningKey } from './oidc/keys.js';
+
+const USAGE = `usage: gatehouse [command]
+  serve                                 start the server (default)
+  migrate                               apply database migrations
+  keys rotate                           add a new signing key; the old one stays in the JWKS until its tokens expire
+  admin grant <user> [permission ...]   give system permissions (default: all AdminPermission.*)
+  admin revoke <user> [permission ...]  take them back (default: all)
+<user> is a user id, a username or a wallet address.`;
+
+class UsageError extends Error {}
+
+async function findUser(db: Db, ident: string): Promise<string> {
+  const byId = await db.selectFrom('users').select('id').where('id', '=', ident).executeTakeFirst();
+  if (byId) return byId.id;
+  const byName = await db
+    .selectFrom('users')
+    .select('id')
+    .where('username', '=', ident.toLowerCase())
+    .executeTakeFirst();
+  if (byName) return byName.id;
+  if (isSolanaAddress(ident)) {
+    // user_public_keys arrives with the users module; absent before its migration.
+    try {
+      const r = await (db as unknown as Db)
+        .selectFrom('user_public_keys' as never)
+        .select('user_id' as never)
+        .where('address' as never, '=', ident as never)
+        .executeTakeFirst();
+      if (r) return (r as { user_id: string }).user_id;
+    } catch {
+      /* no wallets table yet */
+    }
+  }
+  throw new UsageError(`no user found for "${ident}"`);
+}
+
+function parsePermissions(args: string[]): string[] {
+  if (args.length === 0) return [...ADMIN_PERMISSIONS];
+  return args.map((a) => {
+    const p = normalizePermission(a);
+    if (!p || !(ADMIN_PERMISSIONS as readonly string[]).includes(p))
+      throw new UsageError(`unknown system permission "${a}" (known: ${ADMIN_PERMISSIONS.join(', ')})`);
+    return p;
+  });
+}
+
+export async function runCli(argv: string[], out: (s: string) => void = console.log): Promise<number> {
+  const [cmd = 'serve', sub, ...rest] = argv;
+  if (cmd === 'serve') {
+    const { serve } = await import('./main.js');
+    await serve();
+    return 0;
+  }
+  if (cmd === 'help' || cmd === '--help' || cmd === '-h') {
+    out(USAGE);
+    return 0;
+  }
+  const config = loadConfig(process.env, () => {});
+  const handle = await openDatabase(config, { preferSocket: true });
+  const db = handle.db;
+  try {
+    switch (cmd) {
+      case 'migrate': {
+        const applied = await migrate(db);
+        out(applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
+        return 0;
+      }
+      case 'keys': {
+        if (sub !== 'rotate') throw new UsageError(USAGE);
+        await migrate(db);
+        const kid = await rotateSigningKey(db, new Encryptor(config.encryptionKey), systemClock);
+        out(`new signing key ${kid} is active; previous keys stay in the JWKS until their tokens expire`);
+        return 0;
+      }
+      case 'admin': {
+        if ((sub !== 'grant' && sub !== 'revoke') || rest.length === 0) throw new UsageError(USAGE);
+        const [ident, ...perms] = rest;
+        const permissions = parsePermissions(perms);
+        const userId = await findUser(db, ident);
+        if (sub === 'grant') {
+          await db
+            .insertInto('system_permissions')
+            .values(
+              permissions.map((permission) => ({ user_id: userId, permission, granted_at: new Date() })),
+            )
+            .onConflict((oc) => oc.doNothing())
+            .execute();
+          out(`granted ${permissions.join(', ')} to ${userId}`);
+        } else {
+          await db
+            .deleteFrom('system_permissions')
+            .where('user_id', '=', userId)
+            .where('permission', 'in', permissions)
+            .execute();
+          out(`revoked ${permissions.join(', ')} from ${userId}`);
+        }
+        return 0;
+      }
+      default:
+        throw new UsageError(USAGE);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+if (
+  import.meta.url === `file://${process.argv[1]}` ||
+  process.argv[1]?.endsWith('gatehouse.mjs') ||
+  process.argv[1]?.endsWith('/gatehouse')
+) {
+  runCli(process.argv.slice(2)).then(
+    (code) => {
+      if (process.argv[2] !== 'serve' && process.argv[2] !== undefined) process.exit(code);
+    },
+    (err) => {
+      if (err instanceof UsageError || err instanceof ConfigError) {
+        console.error(err.message);
+        process.exit(2);
+      }
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

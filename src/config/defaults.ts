@@ -1,0 +1,107 @@
+/**
+ * Every time constant and limit of the interface, in one place. Values are in seconds unless the
+ * name says otherwise. The README's configuration reference is checked against this file by a test.
+ */
+export const defaults = {
+  /** Authorization code lifetime (interface: "The authorization code lives 60 seconds"). */
+  authorizationCodeTtl: 60,
+  /** Access token lifetime (interface rule 2: 3600 s). */
+  accessTokenTtl: 3600,
+  /** ID token lifetime; matches the access token. */
+  idTokenTtl: 3600,
+  /** Refresh token lifetime; single use with rotation, so this bounds an idle family. */
+  refreshTokenTtl: 30 * 24 * 3600,
+  /** Device code lifetime (600 s, `expired_token` after). */
+  deviceCodeTtl: 600,
+  /** Minimum device polling interval handed to clients. */
+  devicePollInterval: 5,
+  /** `slow_down` adds this many seconds to a device code's interval. */
+  slowDownIncrement: 5,
+  /** Wallet challenge lifetime (5 minutes, single use). */
+  walletChallengeTtl: 5 * 60,
+  /** Sign-in interaction lifetime (hosted page to consent). */
+  interactionTtl: 30 * 60,
+  /** Browser session lifetime per brand. */
+  sessionTtl: 14 * 24 * 3600,
+  /** Token-gate balance cache (5 minutes). */
+  tokenGateCacheTtl: 5 * 60,
+  /** Webhook response timeout (10 s). */
+  webhookTimeout: 10,
+  /** Webhook retry delays (5 retries at 1, 4, 16, 64, 256 s); overridable by WEBHOOK_RETRY_SCHEDULE. */
+  webhookRetrySchedule: [1, 4, 16, 64, 256] as readonly number[],
+  /** Consecutive failed deliveries after which a webhook is disabled (20). */
+  webhookAutoDisableAfter: 20,
+  /** Characters of a receiver's response body kept in the delivery log (200). */
+  webhookResponseExcerpt: 200,
+  /** Account deletion grace window (30 days). */
+  accountDeletionGrace: 30 * 24 * 3600,
+  /** How long a deleted org's slug stays reserved (90 days). */
+  orgSlugReservation: 90 * 24 * 3600,
+  /** A retired signing key stays in the JWKS this long after retirement (longest token lifetime + 5 min). */
+  retiredKeyGrace: 3600 + 300,
+  /** Discovery document Cache-Control max-age (clients should cache for at least 1 hour). */
+  discoveryMaxAge: 3600,
+  /** JWKS Cache-Control max-age (clients cache by kid for at least 10 minutes). */
+  jwksMaxAge: 600,
+  /** How stale an instance's copy of the key set may be before it rereads it (milliseconds). */
+  keySetRefreshMs: 1000,
+  /** Audit log retention by org tier, in days (null: unlimited). */
+  auditRetentionDays: { identity: 30, brand: 90, federation: 365, authority: null } as Record<
+    string,
+    number | null
+  >,
+  /** Upload size cap for POST /files (2 MB). */
+  maxFileBytes: 2 * 1024 * 1024,
+  /** JSON body cap for every other route. */
+  maxBodyBytes: 1024 * 1024,
+} as const;
+
+/** Field limits of the interface. */
+export const limits = {
+  nameMax: 80,
+  roleNameMax: 60,
+  descriptionMax: 500,
+  slugPattern: '^[a-z0-9-]{3,30}$',
+  usernamePattern: '^[a-z0-9-]{3,30}$',
+  personNameMax: 80,
+  scopeNamePattern: '^[a-z0-9:_-]{2,80}$',
+  findByWalletsMax: 100,
+  logLimitMax: 200,
+  logLimitDefault: 50,
+  orgListLimitMax: 100,
+  orgListLimitDefault: 50,
+} as const;
+
+/**
+ * Rate limits of the interface: `points` requests per `duration` seconds, per the key named in the
+ * interface's table. Every `points` is multiplied by RATE_LIMIT_MULTIPLIER (0 switches them off).
+ */
+export const rateLimits = {
+  tokenGateWrite: { points: 30, duration: 60 },
+  gateCheck: { points: 600, duration: 60 },
+  gateCheckRefresh: { points: 60, duration: 60 },
+  wellKnown: { points: 600, duration: 60 },
+  authorize: { points: 60, duration: 60 },
+  token: { points: 30, duration: 60 },
+  revoke: { points: 30, duration: 60 },
+  introspect: { points: 60, duration: 60 },
+  userinfo: { points: 60, duration: 60 },
+  deviceAuthorize: { points: 30, duration: 60 },
+  usersMeRead: { points: 60, duration: 60 },
+  apiKeyCreate: { points: 10, duration: 3600 },
+  publicKeyCreate: { points: 10, duration: 60 },
+  usersFind: { points: 30, duration: 60 },
+  orgRead: { points: 60, duration: 60 },
+  orgWrite: { points: 30, duration: 60 },
+  auditLogRead: { points: 60, duration: 60 },
+  webhookCreate: { points: 10, duration: 60 },
+  webhookTest: { points: 30, duration: 60 },
+  webhookRotate: { points: 5, duration: 60 },
+  webhookDeliveriesRead: { points: 60, duration: 60 },
+  /** Not in the interface: wrong device user codes, per IP, so codes cannot be guessed. */
+  deviceUserCode: { points: 10, duration: 60 },
+  /** Not in the interface: uploads per user. */
+  fileUpload: { points: 30, duration: 60 },
+} as const;
+
+export type RateLimitName = keyof typeof rateLimits;

@@ -1,0 +1,191 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { defaults } from './defaults.js';
+import { PROVIDER_TYPES } from '../providers/types.js';
+
+/** Thrown for a bad configuration value; main prints only its message (one line naming the variable). */
+export class ConfigError extends Error {}
+
+export interface ProviderOverrides {
+  clientId?: string;
+  clientSecret?: string;
+  [key: string]: string | undefined;
+}
+
+export interface Config {
+  nodeEnv: string;
+  port: number;
+  host: string;
+  baseUrl: string;
+  /** The issuer identifier: BASE_URL without a trailing slash. */
+  issuer: string;
+  dataDir: string;
+  databaseUrl?: string;
+  /** Postgres schema to use (tests create one per run); default `public`. */
+  databaseSchema?: string;
+  redisUrl?: string;
+  /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
+  redisPrefix: string;
+  encryptionKey: Buffer;
+  solanaRpcUrl: string;
+  trustProxy: boolean | string;
+  rateLimitMultiplier: number;
+  webhookAllowPrivateNetworks: boolean;
+  webhookRetrySchedule: number[];
+  logLevel: string;
+  filesBaseUrl: string;
+  /** PROVIDER_<TYPE>_<SETTING> values, keyed by lower-case type then camelCase setting. */
+  providers: Record<string, ProviderOverrides>;
+}
+
+type Env = Record<string, string | undefined>;
+
+function fail(name: string, why: string): never {
+  throw new ConfigError(`Invalid configuration: ${name} ${why}`);
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) fail(name, `must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) fail(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  return fail(name, `must be true or false, got "${env[name]}"`);
+}
+
+function url(env: Env, name: string, fallback: string | undefined, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return fail(name, `must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(u.protocol)) fail(name, `must use ${protocols.join(' or ')}, got "${u.protocol}"`);
+  return raw;
+}
+
+function camel(s: string): string {
+  return s.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+function readEncryptionKey(env: Env, nodeEnv: string, dataDir: string, warn: (msg: string) => void): Buffer {
+  const raw = env.ENCRYPTION_KEY;
+  if (raw) {
+    const key = Buffer.from(raw, 'base64');
+    if (key.length !== 32) fail('ENCRYPTION_KEY', 'must be 32 bytes encoded as base64');
+    return key;
+  }
+  if (nodeEnv === 'production') fail('ENCRYPTION_KEY', 'is required when NODE_ENV=production');
+  const file = join(dataDir, 'encryption.key');
+  if (existsSync(file)) {
+    const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+    if (key.length !== 32) fail('ENCRYPTION_KEY', `(from ${file}) must be 32 bytes encoded as base64`);
+    return key;
+  }
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const key = randomBytes(32);
+  writeFileSync(file, key.toString('base64'), { mode: 0o600, flag: 'wx' });
+  warn(`ENCRYPTION_KEY is not set: generated one into ${file}. Set ENCRYPTION_KEY in production.`);
+  return key;
+}
+
+/**
+ * Reads and validates the whole configuration. Throws ConfigError naming the first bad variable.
+ * `warn` receives one-line notices (such as a generated encryption key).
+ */
+export function loadConfig(env: Env = process.env, warn: (msg: string) => void = console.warn): Config {
+  const nodeEnv = env.NODE_ENV || 'development';
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '0.0.0.0';
+  const baseUrl = url(env, 'BASE_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/+$/, '');
+  const dataDir = resolve(env.DATA_DIR || './data');
+  const databaseUrl = url(env, 'DATABASE_URL', undefined, ['postgres:', 'postgresql:']);
+  const redisUrl = url(env, 'REDIS_URL', undefined, ['redis:', 'rediss:']);
+  const solanaRpcUrl = url(env, 'SOLANA_RPC_URL', 'https://api.mainnet-beta.solana.com', [
+    'http:',
+    'https:',
+  ])!;
+  const filesBaseUrl = (
+    url(env, 'FILES_BASE_URL', `${baseUrl}/files`, ['http:', 'https:']) as string
+  ).replace(/\/+$/, '');
+
+  const multiplierRaw = env.RATE_LIMIT_MULTIPLIER;
+  let rateLimitMultiplier = 1;
+  if (multiplierRaw !== undefined && multiplierRaw !== '') {
+    rateLimitMultiplier = Number(multiplierRaw);
+    if (!Number.isFinite(rateLimitMultiplier) || rateLimitMultiplier < 0)
+      fail('RATE_LIMIT_MULTIPLIER', `must be a number >= 0, got "${multiplierRaw}"`);
+  }
+
+  let webhookRetrySchedule = [...defaults.webhookRetrySchedule];
+  if (env.WEBHOOK_RETRY_SCHEDULE) {
+    const parts = env.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => s.trim());
+    if (parts.some((p) => !/^\d+(\.\d+)?$/.test(p)))
+      fail('WEBHOOK_RETRY_SCHEDULE', `must be comma-separated seconds, got "${env.WEBHOOK_RETRY_SCHEDULE}"`);
+    webhookRetrySchedule = parts.map(Number);
+  }
+
+  let trustProxy: boolean | string = false;
+  if (env.TRUST_PROXY) {
+    const v = env.TRUST_PROXY.toLowerCase();
+    trustProxy = ['1', 'true', 'yes', 'on'].includes(v)
+      ? true
+      : ['0', 'false', 'no', 'off'].includes(v)
+        ? false
+        : env.TRUST_PROXY;
+  }
+
+  const logLevel = env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info');
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
+    fail('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
+
+  const databaseSchema = env.DATABASE_SCHEMA || undefined;
+  if (databaseSchema && !/^[a-z_][a-z0-9_]{0,62}$/.test(databaseSchema))
+    fail('DATABASE_SCHEMA', 'must be a lower-case SQL identifier');
+
+  const providers: Record<string, ProviderOverrides> = {};
+  for (const type of PROVIDER_TYPES) {
+    const prefix = `PROVIDER_${type.toUpperCase()}_`;
+    const entry: ProviderOverrides = {};
+    for (const [k, v] of Object.entries(env)) {
+      if (k.startsWith(prefix) && v) entry[camel(k.slice(prefix.length))] = v;
+    }
+    for (const k of ['authorizationUrl', 'tokenUrl', 'userinfoUrl', 'issuer', 'jwksUrl', 'revocationUrl']) {
+      if (entry[k]) url({ [`${prefix}${k}`]: entry[k] }, `${prefix}${k}`, undefined, ['http:', 'https:']);
+    }
+    providers[type] = entry;
+  }
+
+  return {
+    nodeEnv,
+    port,
+    host,
+    baseUrl,
+    issuer: baseUrl,
+    dataDir,
+    databaseUrl,
+    databaseSchema,
+    redisUrl,
+    redisPrefix: env.REDIS_PREFIX || 'gatehouse:',
+    encryptionKey: readEncryptionKey(env, nodeEnv, dataDir, warn),
+    solanaRpcUrl,
+    trustProxy,
+    rateLimitMultiplier,
+    webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    webhookRetrySchedule,
+    logLevel,
+    filesBaseUrl,
+    providers,
+  };
+}

@@ -1,0 +1,61 @@
+import type { Redis } from 'ioredis';
+import type { FastifyRequest } from 'fastify';
+import type { Config } from './config/index.js';
+import type { DatabaseHandle } from './db/index.js';
+import type { Db } from './db/types.js';
+import type { RateLimits } from './http/rate-limit.js';
+import type { Clock } from './lib/clock.js';
+import type { Encryptor } from './lib/encryption.js';
+import type { KeyStore } from './oidc/keys.js';
+
+/** Who is calling a REST route. */
+export interface Principal {
+  kind: 'access_token' | 'api_key';
+  userId: string;
+  /** Scopes of the token or API key. */
+  scopes: string[];
+  clientId?: string;
+  jti?: string;
+  apiKeyId?: string;
+  /** Token expiry (unix seconds), for access tokens. */
+  exp?: number;
+}
+
+/**
+ * Verifies a user API key presented as `Authorization: Bearer ghsk_…`. Registered by the users
+ * module; returns null for an unknown, revoked, expired or IP-refused key.
+ */
+export type ApiKeyVerifier = (key: string, req: FastifyRequest) => Promise<Principal | null>;
+
+/**
+ * An extra check on a verified access token (revoked jti, disabled app, deleted user …). Returns
+ * false to reject the token with `invalid_token`. Registered by the modules that own the state.
+ */
+export type AccessTokenCheck = (claims: Record<string, unknown>) => Promise<boolean>;
+
+export interface AppContext {
+  config: Config;
+  db: Db;
+  database: DatabaseHandle;
+  clock: Clock;
+  encryptor: Encryptor;
+  keys: KeyStore;
+  rateLimits: RateLimits;
+  redis?: Redis;
+  /** Extension points modules plug into at registration. */
+  hooks: {
+    apiKeyVerifier?: ApiKeyVerifier;
+    accessTokenChecks: AccessTokenCheck[];
+    /** Background jobs started with the server (webhook worker, pruning, sweeper), stopped on close. */
+    onClose: Array<() => Promise<void> | void>;
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: AppContext;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}

@@ -1,0 +1,81 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Config } from '../config/index.js';
+import { PGliteDialect } from './pglite-dialect.js';
+import type { Database, Db } from './types.js';
+
+// timestamptz → Date (default), int8 → number: counts never exceed 2^53 here.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: 'postgres' | 'pglite' | 'pglite-socket';
+  /** The embedded engine, when this process owns it (served to the CLI over a Unix socket). */
+  pglite?: PGlite;
+  close(): Promise<void>;
+}
+
+/** The Unix socket a running server offers the embedded database on, for the CLI. */
+export function embeddedSocketDir(dataDir: string): string {
+  return dataDir;
+}
+export function embeddedSocketPath(dataDir: string): string {
+  return join(dataDir, '.s.PGSQL.5432');
+}
+
+function pgPool(connectionString: string | undefined, schema: string | undefined, extra: pg.PoolConfig = {}) {
+  return new pg.Pool({
+    connectionString,
+    max: 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    ...extra,
+  });
+}
+
+export interface OpenOptions {
+  /** Force an in-memory embedded database (tests). */
+  memory?: boolean;
+  /** The CLI: reach a running server's embedded database through its socket when present. */
+  preferSocket?: boolean;
+}
+
+export async function openDatabase(config: Config, opts: OpenOptions = {}): Promise<DatabaseHandle> {
+  if (config.databaseUrl) {
+    const pool = pgPool(config.databaseUrl, config.databaseSchema);
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    if (config.databaseSchema)
+      await sql`create schema if not exists ${sql.id(config.databaseSchema)}`.execute(db);
+    return { db, kind: 'postgres', close: () => db.destroy() };
+  }
+  if (opts.preferSocket && existsSync(embeddedSocketPath(config.dataDir))) {
+    const pool = pgPool(undefined, undefined, {
+      host: embeddedSocketDir(config.dataDir),
+      user: 'postgres',
+      database: 'postgres',
+      max: 1,
+    });
+    try {
+      const client = await pool.connect();
+      client.release();
+      const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+      return { db, kind: 'pglite-socket', close: () => db.destroy() };
+    } catch {
+      await pool.end().catch(() => {});
+      // A stale socket file from a server that died: fall through and open the files directly.
+    }
+  }
+  let pglite: PGlite;
+  if (opts.memory) {
+    pglite = new PGlite();
+  } else {
+    const dir = join(config.dataDir, 'db');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    pglite = new PGlite(dir);
+  }
+  await pglite.waitReady;
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return { db, kind: 'pglite', pglite, close: () => db.destroy() };
+}

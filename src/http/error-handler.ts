@@ -1,0 +1,152 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, type FieldError, OAuthError } from './errors.js';
+
+const KEYWORD_CODES: Record<string, string> = {
+  required: 'required',
+  minLength: 'too_short',
+  maxLength: 'too_long',
+  pattern: 'invalid_format',
+  format: 'invalid_format',
+  type: 'invalid_type',
+  enum: 'invalid_value',
+  const: 'invalid_value',
+  anyOf: 'invalid_value',
+  oneOf: 'invalid_value',
+  additionalProperties: 'unknown_field',
+  minimum: 'out_of_range',
+  maximum: 'out_of_range',
+  exclusiveMinimum: 'out_of_range',
+  exclusiveMaximum: 'out_of_range',
+  minItems: 'too_few',
+  maxItems: 'too_many',
+  uniqueItems: 'duplicate',
+  minProperties: 'required',
+};
+
+interface AjvIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** AJV issues → `details.fields`. A path `/config/clientId` becomes `config.clientId`. */
+export function fieldErrors(issues: AjvIssue[], context?: string): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const i of issues) {
+    // anyOf/oneOf repeat their branch failures; keep the summary line only.
+    if (i.keyword === 'if') continue;
+    let path = i.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    if (i.keyword === 'required')
+      path = path ? `${path}.${i.params.missingProperty}` : String(i.params.missingProperty);
+    if (i.keyword === 'additionalProperties')
+      path = path ? `${path}.${i.params.additionalProperty}` : String(i.params.additionalProperty);
+    if (!path) path = context ?? 'body';
+    const code = KEYWORD_CODES[i.keyword] ?? 'invalid';
+    const key = `${path}:${code}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const message =
+      i.keyword === 'additionalProperties'
+        ? 'unknown or read-only field'
+        : i.keyword === 'required'
+          ? 'is required'
+          : (i.message ?? 'is invalid');
+    out.push({ field: path, code, message });
+  }
+  return out;
+}
+
+/** Routes under /oauth2/ answer in the OAuth envelope; everything else in the REST envelope. */
+export function usesOAuthEnvelope(req: FastifyRequest): boolean {
+  return req.url.startsWith('/oauth2/');
+}
+
+function sendOAuth(reply: FastifyReply, err: OAuthError) {
+  if (err.headers) reply.headers(err.headers);
+  reply.header('cache-control', 'no-store');
+  return reply.code(err.status).send({ error: err.error, error_description: err.description });
+}
+
+function sendRest(reply: FastifyReply, err: ApiError) {
+  if (err.headers) reply.headers(err.headers);
+  const body: { error: { code: string; message: string; details?: Record<string, unknown> } } = {
+    error: { code: err.code, message: err.message },
+  };
+  if (err.details) body.error.details = err.details;
+  return reply.code(err.status).type('application/json; charset=utf-8').send(body);
+}
+
+/** Maps Fastify's own errors (parsing, content type, size) to a clean 4xx. */
+function fromFastifyError(err: FastifyError): ApiError | null {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError(400, 'validation_failed', 'the request body is not valid JSON', {
+        fields: [{ field: 'body', code: 'invalid_json', message: 'the body is not valid JSON' }],
+      });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError(415, 'unsupported_media_type', 'this content type is not accepted here');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return new ApiError(413, 'payload_too_large', 'the request body is too large');
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_ASYNC_CONSTRAINT':
+      return new ApiError(400, 'bad_request', 'malformed request');
+  }
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+    return new ApiError(err.statusCode, err.statusCode === 404 ? 'not_found' : 'bad_request', 'bad request');
+  }
+  return null;
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError & { validationContext?: string }, req, reply) => {
+    const oauth = usesOAuthEnvelope(req);
+    if (error instanceof OAuthError) {
+      if (oauth) return sendOAuth(reply, error);
+      return sendRest(reply, new ApiError(error.status, error.error, error.description));
+    }
+    let apiErr: ApiError | null = error instanceof ApiError ? error : null;
+    if (!apiErr && error.validation) {
+      const fields = fieldErrors(error.validation as AjvIssue[], error.validationContext);
+      if (oauth) {
+        const first = fields[0];
+        return sendOAuth(
+          reply,
+          new OAuthError('invalid_request', `${first?.field ?? 'request'} ${first?.message ?? 'is invalid'}`),
+        );
+      }
+      apiErr = new ApiError(400, 'validation_failed', 'request validation failed', { fields });
+    }
+    if (!apiErr) apiErr = fromFastifyError(error);
+    if (!apiErr) {
+      req.log.error({ err: error }, 'unhandled error');
+      if (oauth) return sendOAuth(reply, new OAuthError('server_error', 'internal error', 500));
+      return sendRest(
+        reply,
+        new ApiError(500, 'internal_error', 'internal error; safe to retry with backoff'),
+      );
+    }
+    if (oauth && apiErr.status !== 429) {
+      const code = apiErr.status >= 500 ? 'server_error' : 'invalid_request';
+      return sendOAuth(
+        reply,
+        new OAuthError(code, apiErr.message, apiErr.status >= 500 ? 500 : 400, apiErr.headers),
+      );
+    }
+    if (oauth) {
+      return sendOAuth(reply, new OAuthError('rate_limited', apiErr.message, 429, apiErr.headers));
+    }
+    return sendRest(reply, apiErr);
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    return sendRest(
+      reply,
+      new ApiError(404, 'not_found', `no route for ${req.method} ${req.url.split('?')[0]}`),
+    );
+  });
+}

@@ -1,0 +1,63 @@
+import multipart from '@fastify/multipart';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { defaults } from '../../config/defaults.js';
+import { authenticate, principalOf } from '../../http/auth.js';
+import { ApiError, validationFailed } from '../../http/errors.js';
+import { authErrors, errorResponses } from '../../http/schemas.js';
+import { readFile, storeFile } from './files.service.js';
+
+const FileTrackerWithId = Type.Object({
+  id: Type.String(),
+  fileKey: Type.String(),
+  url: Type.String(),
+  contentType: Type.String(),
+  bytes: Type.Number(),
+});
+
+/** Uploads (PNG, JPEG, WebP, sanitised SVG; at most 2 MB) and their public URLs. */
+export const filesRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const ctx = app.ctx;
+  await app.register(multipart, {
+    limits: { fileSize: defaults.maxFileBytes, files: 1, fields: 0, parts: 2 },
+  });
+
+  app.post(
+    '/files',
+    {
+      schema: { response: { 201: FileTrackerWithId, ...authErrors, ...errorResponses(413, 415) } },
+      preHandler: [authenticate(ctx), ctx.rateLimits.guard('fileUpload', (req) => req.principal?.userId)],
+    },
+    async (req, reply) => {
+      if (!req.isMultipart())
+        throw new ApiError(415, 'unsupported_media_type', 'send the file as multipart/form-data');
+      const part = await req.file();
+      if (!part)
+        throw validationFailed([{ field: 'file', code: 'required', message: 'a file part is required' }]);
+      const data = await part.toBuffer();
+      const tracker = await storeFile(ctx.db, ctx.config, ctx.clock, {
+        data,
+        ownerUserId: principalOf(req).userId,
+      });
+      return reply.code(201).send(tracker);
+    },
+  );
+
+  app.get(
+    '/files/:fileKey',
+    {
+      schema: {
+        params: Type.Object({ fileKey: Type.String({ pattern: '^[A-Za-z0-9]{24}\\.(png|jpg|webp|svg)$' }) }),
+      },
+    },
+    async (req, reply) => {
+      const file = await readFile(ctx.db, req.params.fileKey);
+      return reply
+        .header('content-type', file.content_type)
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox")
+        .send(file.data);
+    },
+  );
+};

@@ -1,0 +1,80 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { defaults } from '../config/defaults.js';
+import type { Config } from '../config/index.js';
+
+export const GRANT_TYPES = [
+  'authorization_code',
+  'refresh_token',
+  'client_credentials',
+  'urn:ietf:params:oauth:grant-type:device_code',
+] as const;
+export type GrantType = (typeof GRANT_TYPES)[number];
+export const STANDARD_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
+
+export function discoveryDocument(config: Config) {
+  const u = (path: string) => `${config.issuer}${path}`;
+  return {
+    issuer: config.issuer,
+    authorization_endpoint: u('/oauth2/authorize'),
+    token_endpoint: u('/oauth2/token'),
+    userinfo_endpoint: u('/userinfo'),
+    revocation_endpoint: u('/oauth2/revoke'),
+    introspection_endpoint: u('/oauth2/introspect'),
+    jwks_uri: u('/.well-known/jwks.json'),
+    device_authorization_endpoint: u('/oauth2/device/authorize'),
+    response_types_supported: ['code'],
+    grant_types_supported: [...GRANT_TYPES],
+    code_challenge_methods_supported: ['S256'],
+    id_token_signing_alg_values_supported: ['RS256'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    scopes_supported: [...STANDARD_SCOPES],
+    subject_types_supported: ['public'],
+    response_modes_supported: ['query'],
+    authorization_response_iss_parameter_supported: true,
+    claims_supported: [
+      'sub',
+      'iss',
+      'aud',
+      'exp',
+      'iat',
+      'auth_time',
+      'nonce',
+      'email',
+      'email_verified',
+      'given_name',
+      'family_name',
+      'preferred_username',
+      'picture',
+      'locale',
+    ],
+  };
+}
+
+/**
+ * Discovery and JWKS, served from pre-serialised strings: discovery is built once; the JWKS string
+ * is rebuilt only when the key set changes. Cache headers follow the interface's caching advice.
+ */
+export const wellKnownRoutes: FastifyPluginAsync = async (app) => {
+  const ctx = app.ctx;
+  const discovery = JSON.stringify(discoveryDocument(ctx.config));
+  const limit = ctx.rateLimits.guard('wellKnown', (req) => req.ip);
+
+  app.get('/.well-known/openid-configuration', { preHandler: limit }, async (_req, reply) => {
+    reply
+      .header('content-type', 'application/json; charset=utf-8')
+      .header('cache-control', `public, max-age=${defaults.discoveryMaxAge}`)
+      .header('access-control-allow-origin', '*');
+    return reply.send(discovery);
+  });
+
+  app.get('/.well-known/jwks.json', { preHandler: limit }, async (_req, reply) => {
+    const body = await ctx.keys.jwks();
+    reply
+      .header('content-type', 'application/json; charset=utf-8')
+      .header('cache-control', `public, max-age=${defaults.jwksMaxAge}`)
+      .header('access-control-allow-origin', '*');
+    return reply.send(body);
+  });
+};

@@ -1,0 +1,147 @@
+import { generateKeyPairSync, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { sql } from 'kysely';
+import { defaults } from '../config/defaults.js';
+import type { Clock } from '../lib/clock.js';
+import type { Encryptor } from '../lib/encryption.js';
+import { randomAlphanumeric } from '../lib/ids.js';
+import type { Db } from '../db/types.js';
+
+export interface SigningKey {
+  kid: string;
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+}
+
+interface KeyState {
+  active: SigningKey;
+  byKid: Map<string, KeyObject>;
+  jwksBody: string;
+  loadedAt: number;
+}
+
+/** Creates a new RSA-2048 signing key, its private part sealed with the encryption key. */
+export async function createSigningKey(db: Db, encryptor: Encryptor, clock: Clock): Promise<string> {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const kid = `${clock.now().toISOString().slice(0, 10).replace(/-/g, '')}-${randomAlphanumeric(8)}`;
+  const jwk = publicKey.export({ format: 'jwk' });
+  const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+  await db
+    .insertInto('signing_keys')
+    .values({
+      kid,
+      alg: 'RS256',
+      public_jwk: JSON.stringify({ kty: 'RSA', use: 'sig', alg: 'RS256', kid, n: jwk.n, e: jwk.e }),
+      private_key_enc: encryptor.encrypt(pem, `signing-key:${kid}`),
+      created_at: clock.now(),
+    })
+    .execute();
+  return kid;
+}
+
+/**
+ * Adds a new active key and retires the previous ones. Retired keys stay in the JWKS until every
+ * token they signed has expired (`retiredKeyGrace`).
+ */
+export async function rotateSigningKey(db: Db, encryptor: Encryptor, clock: Clock): Promise<string> {
+  const kid = await createSigningKey(db, encryptor, clock);
+  await db
+    .updateTable('signing_keys')
+    .set({ retired_at: clock.now() })
+    .where('kid', '!=', kid)
+    .where('retired_at', 'is', null)
+    .execute();
+  return kid;
+}
+
+/**
+ * The signing keys as this instance sees them. Signing always uses the newest key; the state is
+ * reread when older than `keySetRefreshMs` or when the newest kid in the database changed, so a
+ * `gatehouse keys rotate` takes effect on every instance within a second.
+ */
+export class KeyStore {
+  private state: KeyState | null = null;
+  private loading: Promise<KeyState> | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly encryptor: Encryptor,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Creates the first key when there is none (several instances starting at once: the advisory lock decides). */
+  async ensureKey(): Promise<void> {
+    await this.db.connection().execute(async (conn) => {
+      await sql`select pg_advisory_lock(7417002)`.execute(conn);
+      try {
+        const existing = await conn.selectFrom('signing_keys').select('kid').limit(1).executeTakeFirst();
+        if (!existing) await createSigningKey(conn, this.encryptor, this.clock);
+      } finally {
+        await sql`select pg_advisory_unlock(7417002)`.execute(conn);
+      }
+    });
+    await this.reload();
+  }
+
+  private async load(): Promise<KeyState> {
+    const now = this.clock.nowMs();
+    const rows = await this.db.selectFrom('signing_keys').selectAll().orderBy('created_at', 'desc').execute();
+    const live = rows.filter(
+      (r) => !r.retired_at || r.retired_at.getTime() + defaults.retiredKeyGrace * 1000 > now,
+    );
+    if (live.length === 0) throw new Error('no signing key; run `gatehouse keys rotate`');
+    const newest = live[0];
+    const pem = this.encryptor.decrypt(newest.private_key_enc, `signing-key:${newest.kid}`);
+    const privateKey = createPrivateKey(pem);
+    const byKid = new Map<string, KeyObject>();
+    const jwks = live.map((r) => {
+      const jwk = r.public_jwk as unknown as Record<string, string>;
+      byKid.set(r.kid, createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' }));
+      return { kty: 'RSA', use: 'sig', alg: 'RS256', kid: r.kid, n: jwk.n, e: jwk.e };
+    });
+    return {
+      active: { kid: newest.kid, privateKey, publicKey: byKid.get(newest.kid)! },
+      byKid,
+      jwksBody: JSON.stringify({ keys: jwks }),
+      loadedAt: now,
+    };
+  }
+
+  async reload(): Promise<KeyState> {
+    if (!this.loading) {
+      this.loading = this.load().finally(() => {
+        this.loading = null;
+      });
+    }
+    this.state = await this.loading;
+    return this.state;
+  }
+
+  private async current(): Promise<KeyState> {
+    const s = this.state;
+    if (s && this.clock.nowMs() - s.loadedAt < defaults.keySetRefreshMs && this.clock.nowMs() >= s.loadedAt)
+      return s;
+    return this.reload();
+  }
+
+  /** The key to sign with now. */
+  async signingKey(): Promise<SigningKey> {
+    return (await this.current()).active;
+  }
+
+  /** A public key by kid; a miss rereads the key set once (another instance may have rotated). */
+  async verificationKey(kid: string | undefined): Promise<KeyObject | undefined> {
+    let s = await this.current();
+    if (!kid) return undefined;
+    let key = s.byKid.get(kid);
+    if (!key && this.clock.nowMs() - s.loadedAt > 50) {
+      s = await this.reload();
+      key = s.byKid.get(kid);
+    }
+    return key;
+  }
+
+  /** The JWKS document, serialised once per key-set change. */
+  async jwks(): Promise<string> {
+    return (await this.current()).jwksBody;
+  }
+}

@@ -1,0 +1,18 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { sql } from 'kysely';
+
+/** /healthz: the process answers. /readyz: the database answers too. */
+export const healthRoutes: FastifyPluginAsync = async (app) => {
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (req, reply) => {
+    try {
+      await sql`select 1`.execute(app.ctx.db);
+      return { status: 'ok' };
+    } catch (err) {
+      req.log.warn({ err }, 'readiness check failed');
+      return reply
+        .code(503)
+        .send({ error: { code: 'service_unavailable', message: 'database unreachable' } });
+    }
+  });
+};

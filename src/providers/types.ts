@@ -1,0 +1,17 @@
+/** Upstream sign-in provider types (the connection types of the interface). */
+export const PROVIDER_TYPES = [
+  'google',
+  'apple',
+  'microsoft',
+  'discord',
+  'facebook',
+  'x',
+  'telegram',
+  'matrica',
+] as const;
+export type ProviderType = (typeof PROVIDER_TYPES)[number];
+
+/** Wallet sign-in: always offered, placed by `providerOrder` (first by default). */
+export const WALLET_PROVIDER = 'solana';
+/** Everything `providerOrder` may list. */
+export const SIGN_IN_METHODS = [WALLET_PROVIDER, ...PROVIDER_TYPES] as const;

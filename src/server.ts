@@ -1,0 +1,72 @@
+import { Redis } from 'ioredis';
+import { ensureConsole } from './bootstrap.js';
+import type { Config } from './config/index.js';
+import type { AppContext } from './context.js';
+import { type DatabaseHandle, type OpenOptions, openDatabase } from './db/index.js';
+import { migrate } from './db/migrate.js';
+import { RateLimits } from './http/rate-limit.js';
+import { type Clock, systemClock } from './lib/clock.js';
+import { Encryptor } from './lib/encryption.js';
+import { KeyStore } from './oidc/keys.js';
+
+export interface ContextOptions extends OpenOptions {
+  clock?: Clock;
+  /** An already-open database (tests sharing one). */
+  database?: DatabaseHandle;
+  warn?: (msg: string) => void;
+}
+
+/**
+ * Opens the stores and prepares shared state: database (migrated), Redis, signing keys, the console
+ * brand. Everything a Fastify app (or the CLI) needs, without listening.
+ */
+export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
+  const clock = opts.clock ?? systemClock;
+  const warn = opts.warn ?? ((m: string) => console.warn(m));
+  const database = opts.database ?? (await openDatabase(config, opts));
+  await migrate(database.db);
+
+  let redis: Redis | undefined;
+  if (config.redisUrl) {
+    redis = new Redis(config.redisUrl, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      connectTimeout: 2000,
+    });
+    redis.on('error', () => {
+      /* reported by the limiter's fallback and /readyz; avoid unhandled error events */
+    });
+    try {
+      await redis.connect();
+    } catch (err) {
+      warn(
+        `REDIS_URL is set but Redis is unreachable (${(err as Error).message}); using per-instance memory until it returns`,
+      );
+    }
+  }
+
+  const encryptor = new Encryptor(config.encryptionKey);
+  const keys = new KeyStore(database.db, encryptor, clock);
+  await keys.ensureKey();
+  await ensureConsole(database.db, config, clock);
+
+  return {
+    config,
+    db: database.db,
+    database,
+    clock,
+    encryptor,
+    keys,
+    rateLimits: new RateLimits(config.rateLimitMultiplier, redis, config.redisPrefix),
+    redis,
+    hooks: { accessTokenChecks: [], onClose: [] },
+  };
+}
+
+/** Closes what createContext opened (background jobs first, then Redis, then the database). */
+export async function closeContext(ctx: AppContext, opts: { keepDatabase?: boolean } = {}): Promise<void> {
+  for (const stop of ctx.hooks.onClose.splice(0).reverse()) await stop();
+  if (ctx.redis) ctx.redis.disconnect();
+  if (!opts.keepDatabase) await ctx.database.close();
+}

@@ -1,0 +1,129 @@
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import { buildApp } from '../../src/app.js';
+import { CONSOLE_CLIENT_ID } from '../../src/bootstrap.js';
+import { loadConfig } from '../../src/config/index.js';
+import { defaults } from '../../src/config/defaults.js';
+import type { AppContext } from '../../src/context.js';
+import type { DatabaseHandle } from '../../src/db/index.js';
+import { openDatabase } from '../../src/db/index.js';
+import { ManualClock } from '../../src/lib/clock.js';
+import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
+import { signJwt } from '../../src/oidc/jwt.js';
+import { closeContext, createContext } from '../../src/server.js';
+
+export interface TestApp {
+  app: FastifyInstance;
+  ctx: AppContext;
+  clock: ManualClock;
+  /** Stops the app and drops what the run created (the PGlite instance or the Postgres schema). */
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  clock?: ManualClock;
+  /** Reuse another test app's database (several instances on one store). */
+  shareWith?: TestApp;
+}
+
+const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
+
+/**
+ * An app on a fresh database: in-memory PGlite by default; with DATABASE_URL a new schema per app
+ * (dropped on close); with REDIS_URL, Redis keys under a prefix unique to this app.
+ */
+export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const run = randomAlphanumeric(10).toLowerCase();
+  const schema = opts.shareWith?.ctx.config.databaseSchema ?? `gh_test_${run}`;
+  const env: Record<string, string> = {
+    NODE_ENV: 'test',
+    BASE_URL: 'http://gatehouse.test',
+    ENCRYPTION_KEY,
+    DATA_DIR: '/nonexistent-gatehouse-test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    REDIS_PREFIX: opts.shareWith?.ctx.config.redisPrefix ?? `gh_test_${run}:`,
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: schema } : {}),
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    ...opts.env,
+  };
+  const config = loadConfig(env, () => {});
+  const clock = opts.clock ?? opts.shareWith?.clock ?? new ManualClock(new Date('2026-01-15T12:00:00Z'));
+  let database: DatabaseHandle | undefined;
+  if (opts.shareWith) {
+    database = config.databaseUrl ? await openDatabase(config) : opts.shareWith.ctx.database;
+  }
+  const ctx = await createContext(config, { memory: true, clock, database, warn: () => {} });
+  const shared = !!opts.shareWith && !config.databaseUrl;
+  const app = await buildApp(ctx, { ownsContext: false });
+  await app.ready();
+  return {
+    app,
+    ctx,
+    clock,
+    async close() {
+      await app.close();
+      if (config.databaseUrl && !opts.shareWith) {
+        await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(ctx.db);
+      }
+      await closeContext(ctx, { keepDatabase: shared });
+    },
+  };
+}
+
+export interface TestUser {
+  id: string;
+  username: string;
+  token: string;
+  auth: { authorization: string };
+}
+
+/** Inserts a user directly (sign-in flows have their own tests) and mints a console token for them. */
+export async function createUser(t: TestApp, fields: { username?: string } = {}): Promise<TestUser> {
+  const id = newId('usr_');
+  const username = fields.username ?? `user-${randomAlphanumeric(8).toLowerCase()}`;
+  const now = t.clock.now();
+  await t.ctx.db
+    .insertInto('users')
+    .values({ id, username, last_seen: now, created_at: now, updated_at: now, deleted_at: null } as never)
+    .execute();
+  const token = await consoleToken(t, id);
+  return { id, username, token, auth: { authorization: `Bearer ${token}` } };
+}
+
+/** A console access token (aud `console`) for `userId`, as the issuer would mint it. */
+export async function consoleToken(
+  t: TestApp,
+  userId: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  return signJwt(
+    t.ctx.keys,
+    t.clock,
+    {
+      iss: t.ctx.config.issuer,
+      sub: userId,
+      aud: 'console',
+      client_id: CONSOLE_CLIENT_ID,
+      scope: 'openid profile',
+      jti: newId(),
+      auth_time: t.clock.nowSec(),
+      ...extra,
+    },
+    { ttl: defaults.accessTokenTtl, typ: 'at+jwt' },
+  );
+}
+
+/** Grants system permissions, as `gatehouse admin grant` does. */
+export async function grantSystem(t: TestApp, userId: string, permissions: string[]): Promise<void> {
+  await t.ctx.db
+    .insertInto('system_permissions')
+    .values(permissions.map((permission) => ({ user_id: userId, permission, granted_at: t.clock.now() })))
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+/** JSON body of an inject response. */
+export function json<T = any>(res: { body: string }): T {
+  return JSON.parse(res.body) as T;
+}
