@@ -1,0 +1,67 @@
+import { type Static, Type } from 'typebox';
+import type { Config } from '../../config/index.js';
+import type { Executor, UserRow } from '../../db/types.js';
+import { FileTracker } from '../../http/schemas.js';
+import { fileTrackers } from '../files/files.service.js';
+
+export const UserPublicKeySchema = Type.Object({
+  id: Type.String(),
+  blockchain: Type.Literal('solana'),
+  address: Type.String(),
+  isPrimary: Type.Boolean(),
+  label: Type.Optional(Type.String()),
+  lastUsedAt: Type.Optional(Type.String()),
+});
+
+/** The User of the interface (full shape): never email, phone or anything secret. */
+export const UserSchema = Type.Object({
+  id: Type.String(),
+  username: Type.Optional(Type.String()),
+  firstName: Type.Optional(Type.String()),
+  lastName: Type.Optional(Type.String()),
+  preferredLanguage: Type.Optional(Type.String()),
+  profilePicture: Type.Optional(FileTracker),
+  externalProfilePictureUrl: Type.Optional(Type.String()),
+  lastSeen: Type.String(),
+  userPublicKeys: Type.Optional(Type.Array(UserPublicKeySchema)),
+});
+export type UserView = Static<typeof UserSchema>;
+
+/**
+ * Adds the parts of a User that other modules own (the wallets module: `userPublicKeys`) to a batch
+ * of presented users, in one query per batch.
+ */
+export type UserDecorator = (db: Executor, users: UserView[]) => Promise<void>;
+const decorators: UserDecorator[] = [];
+
+/** Registers a decorator once (idempotent by reference). */
+export function addUserDecorator(decorator: UserDecorator): void {
+  if (!decorators.includes(decorator)) decorators.push(decorator);
+}
+
+/** Users as the interface shows them, in the order given; profile pictures resolved in one query. */
+export async function presentUsers(db: Executor, config: Config, rows: UserRow[]): Promise<UserView[]> {
+  const files = await fileTrackers(
+    db,
+    config,
+    rows.map((r) => r.profile_picture_id),
+  );
+  const users = rows.map((r) => {
+    const u: UserView = { id: r.id, lastSeen: r.last_seen.toISOString() };
+    if (r.username) u.username = r.username;
+    if (r.first_name) u.firstName = r.first_name;
+    if (r.last_name) u.lastName = r.last_name;
+    if (r.preferred_language) u.preferredLanguage = r.preferred_language;
+    const pic = r.profile_picture_id ? files.get(r.profile_picture_id) : undefined;
+    if (pic) u.profilePicture = pic;
+    if (r.external_profile_picture_url) u.externalProfilePictureUrl = r.external_profile_picture_url;
+    return u;
+  });
+  for (const d of decorators) await d(db, users);
+  return users;
+}
+
+export async function presentUser(db: Executor, config: Config, row: UserRow): Promise<UserView> {
+  const [user] = await presentUsers(db, config, [row]);
+  return user;
+}
