@@ -25,6 +25,17 @@ export const defaults = {
   sessionTtl: 14 * 24 * 3600,
   /** Token-gate balance cache (5 minutes). */
   tokenGateCacheTtl: 5 * 60,
+  /** Most (wallet, mint) balances kept by the in-memory balance cache (used when REDIS_URL is unset). */
+  tokenGateCacheMaxEntries: 100_000,
+  /**
+   * How long an instance reuses a gate it looked up for the public check. Writes on the same
+   * instance invalidate at once; other instances see a gate edit or deletion within this time.
+   */
+  tokenGateLookupTtl: 5,
+  /** Most gates (hits and misses) kept by the check's gate lookup cache. */
+  tokenGateLookupMaxEntries: 10_000,
+  /** Solana JSON-RPC request timeout (milliseconds); the gate check answers 504 after it. */
+  solanaRpcTimeoutMs: 5000,
   /** Webhook response timeout (10 s). */
   webhookTimeout: 10,
   /** Webhook retry delays (5 retries at 1, 4, 16, 64, 256 s); overridable by WEBHOOK_RETRY_SCHEDULE. */
