@@ -8,6 +8,9 @@ import { defaults } from './config/defaults.js';
 import type { AppContext } from './context.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { filesRoutes } from './modules/files/files.routes.js';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
+import { orgsRoutes } from './modules/orgs/orgs.routes.js';
+import { tokenGatesRoutes } from './modules/token-gates/token-gates.routes.js';
 import { wellKnownRoutes } from './oidc/discovery.js';
 import { healthRoutes } from './ops/health.js';
 import { closeContext } from './server.js';
@@ -82,6 +85,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   app.decorateRequest('org', null as never);
   app.decorateRequest('orgPermissions', null as never);
   installErrorHandling(app);
+  // JSON, forms and multipart only: a text/plain body is refused with 415, not parsed as a string.
+  app.removeContentTypeParser('text/plain');
 
   app.addHook('onSend', async (_req, reply, payload) => {
     reply.header('x-content-type-options', 'nosniff');
@@ -96,6 +101,9 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(wellKnownRoutes);
   await app.register(filesRoutes);
   // Modules: one line each, in dependency order.
+  await app.register(webhooksRoutes);
+  await app.register(orgsRoutes);
+  await app.register(tokenGatesRoutes);
 
   if (opts.ownsContext !== false) app.addHook('onClose', async () => closeContext(ctx));
   return app;

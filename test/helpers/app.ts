@@ -25,6 +25,8 @@ export interface TestAppOptions {
   clock?: ManualClock;
   /** Reuse another test app's database (several instances on one store). */
   shareWith?: TestApp;
+  /** Extra routes registered before the app is ready (tests of shared plumbing). */
+  routes?: (app: FastifyInstance) => void | Promise<void>;
 }
 
 const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -56,6 +58,7 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const ctx = await createContext(config, { memory: true, clock, database, warn: () => {} });
   const shared = !!opts.shareWith && !config.databaseUrl;
   const app = await buildApp(ctx, { ownsContext: false });
+  if (opts.routes) await opts.routes(app);
   await app.ready();
   return {
     app,
