@@ -13,6 +13,15 @@ export const defaults = {
   refreshTokenTtl: 30 * 24 * 3600,
   /** Device code lifetime (600 s, `expired_token` after). */
   deviceCodeTtl: 600,
+  /**
+   * How long an instance reuses an OAuth client (app) it loaded (milliseconds). App changes made
+   * on the same instance invalidate at once; other instances see them within this time.
+   */
+  clientCacheTtlMs: 5000,
+  /** Most OAuth clients (hits and misses) one instance keeps cached. */
+  clientCacheMaxEntries: 10_000,
+  /** How often an instance deletes expired codes, device codes and revocation records (seconds). */
+  tokenSweepInterval: 600,
   /** Minimum device polling interval handed to clients. */
   devicePollInterval: 5,
   /** `slow_down` adds this many seconds to a device code's interval. */
@@ -46,6 +55,18 @@ export const defaults = {
   webhookResponseExcerpt: 200,
   /** Account deletion grace window (30 days). */
   accountDeletionGrace: 30 * 24 * 3600,
+  /** How often the sweeper moves accounts whose grace window has ended to the graveyard (daily). */
+  accountSweepInterval: 24 * 3600,
+  /**
+   * Ephemeral user API keys: the default and the longest allowed lifetime (1 hour). Standard keys
+   * live until their optional `expiresAt` or until revoked.
+   */
+  apiKeyEphemeralTtl: 3600,
+  /**
+   * `force: true` on POST /users/me/public-keys (moving a wallet from another account) needs, besides
+   * the wallet's fresh signature, a sign-in by the caller this recent: the access token's `auth_time`.
+   */
+  walletForceReauthWindow: 10 * 60,
   /** How long a deleted org's slug stays reserved (90 days). */
   orgSlugReservation: 90 * 24 * 3600,
   /** A retired signing key stays in the JWKS this long after retirement (longest token lifetime + 5 min). */
@@ -99,6 +120,8 @@ export const rateLimits = {
   userinfo: { points: 60, duration: 60 },
   deviceAuthorize: { points: 30, duration: 60 },
   usersMeRead: { points: 60, duration: 60 },
+  /** Not in the interface: other writes under /users/me (PATCH, DELETE, challenges), per user. */
+  usersMeWrite: { points: 30, duration: 60 },
   apiKeyCreate: { points: 10, duration: 3600 },
   publicKeyCreate: { points: 10, duration: 60 },
   usersFind: { points: 30, duration: 60 },

@@ -1,0 +1,118 @@
+import { defaults } from '../config/defaults.js';
+import type { AppContext } from '../context.js';
+import { onAppChanged } from '../modules/apps/apps.notify.js';
+
+/** An OAuth client as the issuer sees it: a live app of a live brand of a live org. */
+export interface Client {
+  appId: string;
+  clientId: string;
+  orgId: string;
+  brandId: string;
+  brandSlug: string;
+  brandName: string;
+  name: string;
+  type: string;
+  isConfidential: boolean;
+  firstParty: boolean;
+  redirectUris: string[];
+  allowedGrantTypes: string[];
+  allowedScopes: string[];
+  /** SHA-256 hex of the client secret; null for public clients. */
+  secretHash: string | null;
+}
+
+interface Entry {
+  client: Client | null;
+  loadedAt: number;
+  /** The load in flight, so a burst of requests for one client makes one query. */
+  pending?: Promise<Client | null>;
+}
+
+/**
+ * Per-context cache (tests run several apps in one process). Entries live `clientCacheTtlMs`;
+ * `onAppChanged` drops an entry at once when the app changes on this instance.
+ */
+const caches = new WeakMap<AppContext, Map<string, Entry>>();
+
+function cacheOf(ctx: AppContext): Map<string, Entry> {
+  let cache = caches.get(ctx);
+  if (!cache) {
+    const created = new Map<string, Entry>();
+    cache = created;
+    caches.set(ctx, created);
+    const unsubscribe = onAppChanged((clientId) => {
+      created.delete(clientId);
+    });
+    ctx.hooks.onClose.push(unsubscribe);
+  }
+  return cache;
+}
+
+/** Drops cached clients (one, or all): for changes the apps module does not announce. */
+export function invalidateClient(ctx: AppContext, clientId?: string): void {
+  const cache = caches.get(ctx);
+  if (!cache) return;
+  if (clientId === undefined) cache.clear();
+  else cache.delete(clientId);
+}
+
+async function fetchClient(ctx: AppContext, clientId: string): Promise<Client | null> {
+  const row = await ctx.db
+    .selectFrom('apps')
+    .innerJoin('brands', 'brands.id', 'apps.brand_id')
+    .innerJoin('orgs', 'orgs.id', 'apps.org_id')
+    .select([
+      'apps.id as appId',
+      'apps.client_id as clientId',
+      'apps.org_id as orgId',
+      'apps.brand_id as brandId',
+      'brands.slug as brandSlug',
+      'brands.name as brandName',
+      'apps.name as name',
+      'apps.type as type',
+      'apps.is_confidential as isConfidential',
+      'apps.first_party as firstParty',
+      'apps.redirect_uris as redirectUris',
+      'apps.allowed_grant_types as allowedGrantTypes',
+      'apps.allowed_scopes as allowedScopes',
+      'apps.client_secret_hash as secretHash',
+    ])
+    .where('apps.client_id', '=', clientId)
+    .where('apps.enabled', '=', true)
+    .where('apps.deleted_at', 'is', null)
+    .where('brands.deleted_at', 'is', null)
+    .where('orgs.deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+/**
+ * The enabled app with this client id whose brand and org are live, or null. Cached per instance
+ * for `clientCacheTtlMs` (misses too, so unknown client ids cannot hammer the database).
+ */
+export async function loadClient(ctx: AppContext, clientId: string): Promise<Client | null> {
+  if (!clientId || clientId.length > 200) return null;
+  const cache = cacheOf(ctx);
+  const now = Date.now();
+  const hit = cache.get(clientId);
+  if (hit) {
+    if (hit.pending) return hit.pending;
+    if (now - hit.loadedAt < defaults.clientCacheTtlMs && now >= hit.loadedAt) return hit.client;
+  }
+  if (cache.size >= defaults.clientCacheMaxEntries) cache.clear();
+  const entry: Entry = { client: null, loadedAt: now };
+  entry.pending = fetchClient(ctx, clientId).then(
+    (client) => {
+      entry.client = client;
+      entry.loadedAt = Date.now();
+      entry.pending = undefined;
+      return client;
+    },
+    (err) => {
+      cache.delete(clientId);
+      throw err;
+    },
+  );
+  cache.set(clientId, entry);
+  return entry.pending;
+}

@@ -1,0 +1,186 @@
+import { type Selectable, sql } from 'kysely';
+import { defaults } from '../config/defaults.js';
+import type { AppContext } from '../context.js';
+import { isUniqueViolation } from '../db/errors.js';
+import { sha256 } from '../lib/hash.js';
+import { newId, newSecret, randomAlphanumeric } from '../lib/ids.js';
+import type { Client } from './clients.js';
+import type { DeviceAuthorizationsTable } from './token/tables.js';
+
+/** No vowels (no words) and no look-alikes (0/O, 1/I/L, 5/S …): 20 letters, 8 of them ≈ 34.6 bits. */
+export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
+const USER_CODE_LENGTH = 8;
+
+export type DeviceRow = Selectable<DeviceAuthorizationsTable>;
+
+/** `bcdf-ghjk`, `BCDFGHJK`, `bcdf ghjk` → `BCDFGHJK`; null when it cannot be a user code. */
+export function normalizeUserCode(input: string): string | null {
+  if (typeof input !== 'string' || input.length > 32) return null;
+  const s = input.toUpperCase().replace(/[\s-]/g, '');
+  if (s.length !== USER_CODE_LENGTH) return null;
+  for (const ch of s) if (!USER_CODE_ALPHABET.includes(ch)) return null;
+  return s;
+}
+
+function formatUserCode(raw: string): string {
+  return `${raw.slice(0, 4)}-${raw.slice(4)}`;
+}
+
+export interface DeviceAuthorization {
+  deviceCode: string;
+  userCode: string;
+  expiresIn: number;
+  interval: number;
+}
+
+/** Starts a device authorization: an opaque device code and a short user code, both stored hashed. */
+export async function createDeviceAuthorization(
+  ctx: AppContext,
+  client: Client,
+  scopes: string[],
+): Promise<DeviceAuthorization> {
+  const now = ctx.clock.now();
+  for (let attempt = 0; ; attempt++) {
+    const deviceCode = newSecret();
+    const raw = randomAlphanumeric(USER_CODE_LENGTH, USER_CODE_ALPHABET);
+    try {
+      await ctx.db
+        .insertInto('device_authorizations')
+        .values({
+          id: newId('dev_'),
+          device_code_hash: sha256(deviceCode),
+          user_code_hash: sha256(raw),
+          client_id: client.clientId,
+          scopes,
+          status: 'pending',
+          user_id: null,
+          auth_time: null,
+          poll_interval: defaults.devicePollInterval,
+          last_polled_at: null,
+          expires_at: new Date(now.getTime() + defaults.deviceCodeTtl * 1000),
+          created_at: now,
+          consumed_at: null,
+        })
+        .execute();
+      return {
+        deviceCode,
+        userCode: formatUserCode(raw),
+        expiresIn: defaults.deviceCodeTtl,
+        interval: defaults.devicePollInterval,
+      };
+    } catch (err) {
+      // A user-code collision with a live authorization: draw again.
+      if (attempt < 5 && isUniqueViolation(err)) continue;
+      throw err;
+    }
+  }
+}
+
+/** The pending, unexpired authorization a user code names (for the /device page), or null. */
+export async function findPendingDevice(
+  ctx: AppContext,
+  userCode: string,
+): Promise<{ id: string; clientId: string; scopes: string[]; expiresAt: Date } | null> {
+  const raw = normalizeUserCode(userCode);
+  if (!raw) return null;
+  const row = await ctx.db
+    .selectFrom('device_authorizations')
+    .select(['id', 'client_id', 'scopes', 'expires_at'])
+    .where('user_code_hash', '=', sha256(raw))
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', ctx.clock.now())
+    .executeTakeFirst();
+  return row ? { id: row.id, clientId: row.client_id, scopes: row.scopes, expiresAt: row.expires_at } : null;
+}
+
+/** Approves a pending, unexpired authorization for `userId`; false when there is none. */
+export async function approveDevice(
+  ctx: AppContext,
+  userCode: string,
+  userId: string,
+  authTime: number,
+): Promise<boolean> {
+  const raw = normalizeUserCode(userCode);
+  if (!raw) return false;
+  const row = await ctx.db
+    .updateTable('device_authorizations')
+    .set({ status: 'approved', user_id: userId, auth_time: authTime })
+    .where('user_code_hash', '=', sha256(raw))
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', ctx.clock.now())
+    .returning('id')
+    .executeTakeFirst();
+  return !!row;
+}
+
+/** Denies a pending, unexpired authorization; false when there is none. */
+export async function denyDevice(ctx: AppContext, userCode: string): Promise<boolean> {
+  const raw = normalizeUserCode(userCode);
+  if (!raw) return false;
+  const row = await ctx.db
+    .updateTable('device_authorizations')
+    .set({ status: 'denied' })
+    .where('user_code_hash', '=', sha256(raw))
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', ctx.clock.now())
+    .returning('id')
+    .executeTakeFirst();
+  return !!row;
+}
+
+export type PollResult =
+  | { kind: 'invalid' }
+  | { kind: 'expired' }
+  | { kind: 'slow_down' }
+  | { kind: 'pending' }
+  | { kind: 'denied' }
+  | { kind: 'approved'; row: DeviceRow };
+
+/**
+ * One poll of a device code by `clientId`. Polling faster than the code's interval answers
+ * `slow_down` and adds 5 s to that code's interval (kept in the row); an approved code yields its
+ * row exactly once (consumed atomically), later polls are `invalid`.
+ */
+export async function pollDevice(ctx: AppContext, deviceCode: string, clientId: string): Promise<PollResult> {
+  const now = ctx.clock.now();
+  const hash = sha256(deviceCode);
+  const row = await ctx.db
+    .selectFrom('device_authorizations')
+    .selectAll()
+    .where('device_code_hash', '=', hash)
+    .executeTakeFirst();
+  if (!row || row.client_id !== clientId || row.consumed_at) return { kind: 'invalid' };
+  if (row.expires_at.getTime() <= now.getTime()) return { kind: 'expired' };
+  // Pace first: a poll is on time when the code's interval has passed since the previous poll.
+  const onTime = await ctx.db
+    .updateTable('device_authorizations')
+    .set({ last_polled_at: now })
+    .where('id', '=', row.id)
+    .where(
+      sql<boolean>`(last_polled_at is null or last_polled_at + make_interval(secs => poll_interval) <= ${now})`,
+    )
+    .returning('id')
+    .executeTakeFirst();
+  if (!onTime) {
+    await ctx.db
+      .updateTable('device_authorizations')
+      .set((eb) => ({
+        poll_interval: eb('poll_interval', '+', defaults.slowDownIncrement),
+        last_polled_at: now,
+      }))
+      .where('id', '=', row.id)
+      .execute();
+    return { kind: 'slow_down' };
+  }
+  if (row.status === 'pending') return { kind: 'pending' };
+  if (row.status === 'denied') return { kind: 'denied' };
+  const consumed = await ctx.db
+    .updateTable('device_authorizations')
+    .set({ consumed_at: now })
+    .where('id', '=', row.id)
+    .where('status', '=', 'approved')
+    .where('consumed_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  return consumed ? { kind: 'approved', row: consumed } : { kind: 'invalid' };
+}

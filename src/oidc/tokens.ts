@@ -1,0 +1,322 @@
+import { createHash } from 'node:crypto';
+import { defaults } from '../config/defaults.js';
+import type { AppContext } from '../context.js';
+import type { Db, Executor } from '../db/types.js';
+import type { EventType } from '../events/catalog.js';
+import { recordMutation } from '../events/outbox.js';
+import type { Clock } from '../lib/clock.js';
+import { sha256 } from '../lib/hash.js';
+import { newId, newSecret } from '../lib/ids.js';
+import { fileUrl } from '../modules/files/files.service.js';
+import type { Client } from './clients.js';
+import type { GrantType } from './discovery.js';
+import { signJwt } from './jwt.js';
+
+/** The token endpoint's success body (RFC 6749 §5.1). */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+  refresh_token?: string;
+  id_token?: string;
+}
+
+/** The user side of a grant: who, since when, and the token family the grant belongs to. */
+export interface GrantUser {
+  id: string;
+  /** When the user authenticated (unix seconds). */
+  authTime: number;
+  /** The family of every token issued from one code or device authorization (and its rotations). */
+  familyId: string;
+  nonce?: string;
+  sessionId?: string | null;
+}
+
+export interface IssueTokensInput {
+  client: Client;
+  grant: GrantType;
+  scopes: string[];
+  /** Absent for client credentials: the token has no user and `sub` is the client id (RFC 9068). */
+  user?: GrantUser;
+  /** `token.refreshed` instead of `token.issued`. */
+  refreshed?: boolean;
+}
+
+export interface UserProfile {
+  id: string;
+  username: string | null;
+  givenName: string | null;
+  familyName: string | null;
+  picture: string | null;
+  locale: string | null;
+  email: string | null;
+  emailVerified: boolean;
+}
+
+/** A live user's profile claims source; null when the user is gone or in the deletion window. */
+export async function loadUserProfile(ctx: AppContext, userId: string): Promise<UserProfile | null> {
+  const row = await ctx.db
+    .selectFrom('users')
+    .leftJoin('files', 'files.id', 'users.profile_picture_id')
+    .select([
+      'users.id',
+      'users.username',
+      'users.first_name',
+      'users.last_name',
+      'users.preferred_language',
+      'users.email',
+      'users.email_verified',
+      'users.external_profile_picture_url',
+      'files.file_key',
+    ])
+    .where('users.id', '=', userId)
+    .where('users.deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    id: row.id,
+    username: row.username,
+    givenName: row.first_name,
+    familyName: row.last_name,
+    // An uploaded picture is the user's own choice; the provider's picture is the fallback.
+    picture: row.file_key ? fileUrl(ctx.config, row.file_key) : row.external_profile_picture_url,
+    locale: row.preferred_language,
+    email: row.email,
+    emailVerified: row.email_verified,
+  };
+}
+
+/**
+ * The profile claims a scope set grants, only those with values. The ID token also gets `locale`
+ * and, with the `email` scope and a known address, `email`/`email_verified`; /userinfo never does.
+ */
+export function profileClaims(
+  profile: UserProfile,
+  scopes: readonly string[],
+  opts: { idToken: boolean },
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (scopes.includes('profile')) {
+    if (profile.givenName) out.given_name = profile.givenName;
+    if (profile.familyName) out.family_name = profile.familyName;
+    if (profile.username) out.preferred_username = profile.username;
+    if (profile.picture) out.picture = profile.picture;
+    if (opts.idToken && profile.locale) out.locale = profile.locale;
+  }
+  if (opts.idToken && scopes.includes('email') && profile.email) {
+    out.email = profile.email;
+    out.email_verified = profile.emailVerified;
+  }
+  return out;
+}
+
+/** OIDC Core §3.1.3.6: the left half of the SHA-256 of the access token, base64url. */
+function atHash(accessToken: string): string {
+  const digest = createHash('sha256').update(accessToken, 'ascii').digest();
+  return digest.subarray(0, digest.length / 2).toString('base64url');
+}
+
+function signAccessToken(
+  ctx: AppContext,
+  client: Client,
+  sub: string,
+  scopes: string[],
+  jti: string,
+  authTime?: number,
+) {
+  const claims: Record<string, unknown> = {
+    iss: ctx.config.issuer,
+    sub,
+    aud: client.brandSlug,
+    client_id: client.clientId,
+    scope: scopes.join(' '),
+    jti,
+  };
+  if (authTime !== undefined) claims.auth_time = authTime;
+  return signJwt(ctx.keys, ctx.clock, claims, { ttl: defaults.accessTokenTtl, typ: 'at+jwt' });
+}
+
+/**
+ * Issues the tokens of one successful grant, used by every grant handler. Client credentials: one
+ * access token, its `token.issued` event group-committed with concurrent ones. User grants: the
+ * access token (recorded by jti in its family), an ID token when `openid` was granted, a rotated
+ * refresh token when `offline_access` was granted and the app may refresh; rows and event commit in
+ * one transaction before the response leaves.
+ */
+export async function issueTokens(ctx: AppContext, input: IssueTokensInput): Promise<TokenResponse> {
+  const { client, scopes, user } = input;
+  const jti = newId();
+  if (!user) {
+    const accessToken = await signAccessToken(ctx, client, client.clientId, scopes, jti);
+    await tokenEvents(ctx).record({
+      orgId: client.orgId,
+      actorUserId: null,
+      type: 'token.issued',
+      data: { user: null, app: client.clientId, scopes, grant: input.grant },
+    });
+    return {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: defaults.accessTokenTtl,
+      scope: scopes.join(' '),
+    };
+  }
+
+  const wantsIdToken = scopes.includes('openid');
+  const profile = wantsIdToken ? await loadUserProfile(ctx, user.id) : null;
+  const accessToken = await signAccessToken(ctx, client, user.id, scopes, jti, user.authTime);
+  const response: TokenResponse = {
+    access_token: accessToken,
+    token_type: 'Bearer',
+    expires_in: defaults.accessTokenTtl,
+    scope: scopes.join(' '),
+  };
+  if (wantsIdToken && profile) {
+    const claims: Record<string, unknown> = {
+      iss: ctx.config.issuer,
+      sub: user.id,
+      aud: client.clientId,
+      auth_time: user.authTime,
+      at_hash: atHash(accessToken),
+      ...profileClaims(profile, scopes, { idToken: true }),
+    };
+    if (user.nonce) claims.nonce = user.nonce;
+    response.id_token = await signJwt(ctx.keys, ctx.clock, claims, { ttl: defaults.idTokenTtl });
+  }
+  const refreshToken =
+    scopes.includes('offline_access') && client.allowedGrantTypes.includes('refresh_token')
+      ? newSecret()
+      : null;
+  if (refreshToken) response.refresh_token = refreshToken;
+
+  const now = ctx.clock.now();
+  await ctx.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('access_tokens')
+      .values({
+        jti,
+        family_id: user.familyId,
+        client_id: client.clientId,
+        user_id: user.id,
+        expires_at: new Date(now.getTime() + defaults.accessTokenTtl * 1000),
+      })
+      .execute();
+    if (refreshToken) {
+      await trx
+        .insertInto('refresh_tokens')
+        .values({
+          id: newId('rt_'),
+          token_hash: sha256(refreshToken),
+          family_id: user.familyId,
+          client_id: client.clientId,
+          user_id: user.id,
+          scopes,
+          auth_time: user.authTime,
+          session_id: user.sessionId ?? null,
+          expires_at: new Date(now.getTime() + defaults.refreshTokenTtl * 1000),
+          created_at: now,
+          consumed_at: null,
+          revoked_at: null,
+        })
+        .execute();
+    }
+    await recordMutation(trx, ctx.clock, {
+      orgId: client.orgId,
+      actorUserId: user.id,
+      action: input.refreshed ? 'token.refreshed' : 'token.issued',
+      resourceType: 'app',
+      resourceId: client.clientId,
+      auditless: true,
+      events: [
+        input.refreshed
+          ? { type: 'token.refreshed', data: { user: user.id, app: client.clientId, scopes } }
+          : {
+              type: 'token.issued',
+              data: { user: user.id, app: client.clientId, scopes, grant: input.grant },
+            },
+      ],
+    });
+  });
+  return response;
+}
+
+interface PendingEvent {
+  orgId: string;
+  actorUserId: string | null;
+  type: EventType;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Group commit for `token.*` events of grants that write nothing else (client credentials): each
+ * request waits until its event is committed, but the events that arrive while one transaction is
+ * running share the next one, so a burst costs a transaction per batch rather than per token.
+ */
+export class TokenEventWriter {
+  private queue: Array<PendingEvent & { done: (err?: unknown) => void }> = [];
+  private running = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly maxBatch = 500,
+  ) {}
+
+  record(event: PendingEvent): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ ...event, done: (err) => (err ? reject(err) : resolve()) });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        try {
+          await this.db.transaction().execute((trx) => this.write(trx, batch));
+          for (const e of batch) e.done();
+        } catch (err) {
+          for (const e of batch) e.done(err);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async write(trx: Executor, batch: PendingEvent[]): Promise<void> {
+    const groups = new Map<string, PendingEvent[]>();
+    for (const e of batch) {
+      const key = `${e.orgId}\u0000${e.actorUserId ?? ''}`;
+      const list = groups.get(key);
+      if (list) list.push(e);
+      else groups.set(key, [e]);
+    }
+    for (const list of groups.values()) {
+      await recordMutation(trx as never, this.clock, {
+        orgId: list[0].orgId,
+        actorUserId: list[0].actorUserId,
+        action: 'token.issued',
+        resourceType: 'app',
+        resourceId: String(list[0].data.app),
+        auditless: true,
+        events: list.map((e) => ({ type: e.type, data: e.data })),
+      });
+    }
+  }
+}
+
+const writers = new WeakMap<AppContext, TokenEventWriter>();
+
+/** This context's event writer. */
+export function tokenEvents(ctx: AppContext): TokenEventWriter {
+  let w = writers.get(ctx);
+  if (!w) {
+    w = new TokenEventWriter(ctx.db, ctx.clock);
+    writers.set(ctx, w);
+  }
+  return w;
+}
