@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { defaults } from './config/defaults.js';
 import type { AppContext } from './context.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { brandsModule } from './modules/brands/brands.plugin.js';
 import { filesRoutes } from './modules/files/files.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { orgsRoutes } from './modules/orgs/orgs.routes.js';
@@ -48,6 +49,8 @@ const REDACT = [
 export interface BuildOptions {
   /** Close the context's stores when the app closes (default true). */
   ownsContext?: boolean;
+  /** Where log lines go (default stdout); tests read them to check redaction. */
+  logStream?: { write(line: string): void };
 }
 
 /**
@@ -61,6 +64,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
         ? false
         : {
             level: ctx.config.logLevel,
+            ...(opts.logStream ? { stream: opts.logStream } : {}),
             redact: { paths: REDACT, censor: '[redacted]' },
             serializers: {
               // Paths only: query strings can carry codes, user codes or provider data.
@@ -103,6 +107,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   // Modules: one line each, in dependency order.
   await app.register(webhooksRoutes);
   await app.register(orgsRoutes);
+  await app.register(brandsModule);
   await app.register(tokenGatesRoutes);
 
   if (opts.ownsContext !== false) app.addHook('onClose', async () => closeContext(ctx));

@@ -1,0 +1,78 @@
+import type { Insertable, Updateable } from 'kysely';
+import type { AppRow, AppsTable, Executor } from '../../db/types.js';
+
+/** An app with what the issuer needs to know about its parents. */
+export interface AppWithBrand extends AppRow {
+  brand_slug: string;
+  brand_name: string;
+  brand_deleted_at: Date | null;
+  org_slug: string;
+  org_deleted_at: Date | null;
+}
+
+/**
+ * The app with `clientId`, joined with its brand and org, whatever its state: the caller decides
+ * (see `isAppActive`). For the issuer's client authentication and token checks.
+ */
+export function findAppByClientId(db: Executor, clientId: string): Promise<AppWithBrand | undefined> {
+  return db
+    .selectFrom('apps')
+    .innerJoin('brands', 'brands.id', 'apps.brand_id')
+    .innerJoin('orgs', 'orgs.id', 'apps.org_id')
+    .selectAll('apps')
+    .select([
+      'brands.slug as brand_slug',
+      'brands.name as brand_name',
+      'brands.deleted_at as brand_deleted_at',
+      'orgs.slug as org_slug',
+      'orgs.deleted_at as org_deleted_at',
+    ])
+    .where('apps.client_id', '=', clientId)
+    .executeTakeFirst();
+}
+
+/** Whether tokens for this app may be issued or accepted: enabled, not deleted, nor its brand or org. */
+export function isAppActive(app: AppWithBrand): boolean {
+  return app.enabled && !app.deleted_at && !app.brand_deleted_at && !app.org_deleted_at;
+}
+
+/** A live app of one brand (another brand's app is invisible). */
+export function findAppInBrand(
+  db: Executor,
+  brandId: string,
+  clientId: string,
+  lock = false,
+): Promise<AppRow | undefined> {
+  const q = db
+    .selectFrom('apps')
+    .selectAll()
+    .where('brand_id', '=', brandId)
+    .where('client_id', '=', clientId)
+    .where('deleted_at', 'is', null);
+  return (lock ? q.forUpdate() : q).executeTakeFirst();
+}
+
+export async function listApps(
+  db: Executor,
+  brandId: string,
+  page: { limit: number; offset: number },
+): Promise<{ rows: AppRow[]; total: number }> {
+  const base = db.selectFrom('apps').where('brand_id', '=', brandId).where('deleted_at', 'is', null);
+  const [rows, count] = await Promise.all([
+    base.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
+    base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+export function insertApp(db: Executor, row: Insertable<AppsTable>): Promise<AppRow> {
+  return db.insertInto('apps').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export function updateApp(db: Executor, id: string, patch: Updateable<AppsTable>): Promise<AppRow> {
+  return db.updateTable('apps').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export function softDeleteApp(db: Executor, id: string, now: Date): Promise<AppRow> {
+  return updateApp(db, id, { enabled: false, deleted_at: now, updated_at: now });
+}

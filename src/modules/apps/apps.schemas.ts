@@ -1,0 +1,88 @@
+import { Type } from 'typebox';
+import { Name, Nullable, listOf } from '../../http/schemas.js';
+import { GRANT_TYPES } from '../../oidc/discovery.js';
+
+export const APP_TYPES = ['web', 'spa', 'native', 'm2m', 'agent'] as const;
+export type AppType = (typeof APP_TYPES)[number];
+
+/** Upper bounds that keep an app's row and its tokens' lookups small; the interface sets none. */
+export const MAX_REDIRECT_URIS = 20;
+export const MAX_ALLOWED_SCOPES = 100;
+
+const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), {
+  uniqueItems: true,
+  maxItems: MAX_REDIRECT_URIS,
+});
+const GrantTypes = Type.Array(Type.Enum([...GRANT_TYPES]), { uniqueItems: true, minItems: 1 });
+const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: 80 }), {
+  uniqueItems: true,
+  maxItems: MAX_ALLOWED_SCOPES,
+});
+const Description = Type.String({ maxLength: 500 });
+
+export const AppParams = Type.Object({
+  orgSlug: Type.String({ minLength: 1, maxLength: 100 }),
+  brandSlug: Type.String({ minLength: 1, maxLength: 100 }),
+  clientId: Type.String({ minLength: 1, maxLength: 100 }),
+});
+
+export const AppCreateBody = Type.Object(
+  {
+    name: Name,
+    type: Type.Enum([...APP_TYPES]),
+    isConfidential: Type.Optional(Type.Boolean()),
+    redirectUris: Type.Optional(RedirectUris),
+    allowedGrantTypes: GrantTypes,
+    allowedScopes: Scopes,
+    description: Type.Optional(Nullable(Description)),
+  },
+  { additionalProperties: false },
+);
+
+/** `type` and `isConfidential` are fixed at creation (they decide whether a secret exists). */
+export const AppPatchBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    description: Type.Optional(Nullable(Description)),
+    redirectUris: Type.Optional(RedirectUris),
+    allowedGrantTypes: Type.Optional(GrantTypes),
+    allowedScopes: Type.Optional(Scopes),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const AppListQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+    offset: Type.Integer({ minimum: 0, default: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+/** The App resource. `org` is the org id, `brand` the brand slug (the tokens' audience). */
+export const App = Type.Object({
+  id: Type.String(),
+  brand: Type.String(),
+  org: Type.String(),
+  clientId: Type.String(),
+  name: Type.String(),
+  type: Type.String(),
+  isConfidential: Type.Boolean(),
+  redirectUris: Type.Array(Type.String()),
+  allowedGrantTypes: Type.Array(Type.String()),
+  allowedScopes: Type.Array(Type.String()),
+  enabled: Type.Boolean(),
+  description: Nullable(Type.String()),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+
+/** Only the create response of a confidential app carries the secret. */
+export const AppCreated = Type.Object({
+  ...App.properties,
+  clientSecret: Type.Optional(Type.String()),
+});
+
+export const AppList = listOf(App);
+export const RotatedSecret = Type.Object({ clientSecret: Type.String() });

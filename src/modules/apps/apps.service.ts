@@ -1,0 +1,363 @@
+import type { Updateable } from 'kysely';
+import type { Static } from 'typebox';
+import type { AppContext } from '../../context.js';
+import { mapDbError } from '../../db/errors.js';
+import type { AppRow, AppsTable, BrandRow, OrgRow } from '../../db/types.js';
+import { diff, recordMutation } from '../../events/outbox.js';
+import { type FieldError, notFound, unprocessable, validationFailed } from '../../http/errors.js';
+import { safeEqual, sha256 } from '../../lib/hash.js';
+import { newId, newSecret, randomAlphanumeric } from '../../lib/ids.js';
+import { STANDARD_SCOPES } from '../../oidc/discovery.js';
+import { lockBrandBySlug } from '../brands/brands.queries.js';
+import { requireBrand } from '../brands/brands.service.js';
+import { scopeNames } from '../scopes/scopes.queries.js';
+import { notifyAppChanged } from './apps.notify.js';
+import * as q from './apps.queries.js';
+import type { App, AppCreateBody, AppCreated, AppPatchBody, AppType } from './apps.schemas.js';
+
+export { onAppChanged } from './apps.notify.js';
+
+type AppOut = Static<typeof App>;
+
+/** Client ids: 24 random alphanumerics (~143 bits), not derived from anything guessable. */
+const CLIENT_ID_LENGTH = 24;
+const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code';
+
+export function toApp(row: AppRow, brandSlug: string): AppOut {
+  return {
+    id: row.id,
+    brand: brandSlug,
+    org: row.org_id,
+    clientId: row.client_id,
+    name: row.name,
+    type: row.type,
+    isConfidential: row.is_confidential,
+    redirectUris: row.redirect_uris,
+    allowedGrantTypes: row.allowed_grant_types,
+    allowedScopes: row.allowed_scopes,
+    enabled: row.enabled,
+    description: row.description,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** Timing-safe check of a presented client secret against the stored SHA-256 (for the issuer). */
+export function verifyClientSecret(app: Pick<AppRow, 'client_secret_hash'>, presented: string): boolean {
+  if (!app.client_secret_hash) return false;
+  return safeEqual(sha256(presented), app.client_secret_hash);
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]']);
+/** RFC 8252 §7.1: a private-use scheme is a reverse domain name, so it contains a dot. */
+const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+$/;
+
+/**
+ * Redirect URIs are matched as exact strings at /oauth2/authorize, so they are stored as sent. Every
+ * app may use HTTPS URLs without fragment or credentials. Native apps (RFC 8252) may also use the
+ * loopback IP literals over HTTP (`http://127.0.0.1:<port>/…`, `http://[::1]:<port>/…`; not
+ * `localhost`) and private-use schemes named after a domain (`com.example.app:/callback`).
+ */
+export function redirectUriError(uri: string, type: AppType, field: string): FieldError | null {
+  const bad = (message: string): FieldError => ({ field, code: 'invalid_format', message });
+  if (/\s/.test(uri)) return bad('must not contain whitespace');
+  if (uri.includes('#')) return bad('must not contain a fragment');
+  let u: URL;
+  try {
+    u = new URL(uri);
+  } catch {
+    return bad('must be an absolute URL');
+  }
+  if (u.username || u.password) return bad('must not carry credentials');
+  if (u.protocol === 'https:') return u.hostname ? null : bad('must name a host');
+  if (type !== 'native') return bad('must be an HTTPS URL');
+  if (u.protocol === 'http:') {
+    return LOOPBACK_HOSTS.has(u.hostname)
+      ? null
+      : bad('native apps may use http only with the loopback address 127.0.0.1 or [::1]');
+  }
+  const scheme = u.protocol.slice(0, -1);
+  return PRIVATE_USE_SCHEME.test(scheme)
+    ? null
+    : bad('must be HTTPS, a loopback http URL, or a private-use scheme such as com.example.app:/callback');
+}
+
+interface AppConfig {
+  type: AppType;
+  isConfidential: boolean;
+  redirectUris: string[];
+  allowedGrantTypes: string[];
+  allowedScopes: string[];
+}
+
+/** Every rule that ties an app's fields together; returns all violations at once. */
+export function appConfigErrors(cfg: AppConfig, brandScopes: Set<string>): FieldError[] {
+  const errors: FieldError[] = [];
+  cfg.redirectUris.forEach((uri, i) => {
+    const e = redirectUriError(uri, cfg.type, `redirectUris.${i}`);
+    if (e) errors.push(e);
+  });
+  const grants = new Set(cfg.allowedGrantTypes);
+  const grantError = (message: string) =>
+    errors.push({ field: 'allowedGrantTypes', code: 'invalid_value', message });
+  if (cfg.type === 'm2m' && (grants.size !== 1 || !grants.has('client_credentials')))
+    grantError('m2m apps may only use client_credentials');
+  if (!cfg.isConfidential && grants.has('client_credentials'))
+    grantError('public clients cannot use client_credentials');
+  if (grants.has('refresh_token') && !grants.has('authorization_code') && !grants.has(DEVICE_CODE))
+    grantError('refresh_token requires authorization_code or the device_code grant');
+  if (grants.has('authorization_code') && cfg.redirectUris.length === 0)
+    errors.push({
+      field: 'redirectUris',
+      code: 'required',
+      message: 'at least one redirect URI is required with authorization_code',
+    });
+  for (const scope of cfg.allowedScopes) {
+    if (!(STANDARD_SCOPES as readonly string[]).includes(scope) && !brandScopes.has(scope))
+      errors.push({
+        field: 'allowedScopes',
+        code: 'unknown_scope',
+        message: `unknown scope "${scope}": neither a standard OIDC scope nor one of the brand's scopes`,
+      });
+  }
+  return errors;
+}
+
+async function lockLiveBrand(trx: Parameters<typeof lockBrandBySlug>[0], org: OrgRow, slug: string) {
+  const brand = await lockBrandBySlug(trx, org.id, slug, 'share');
+  if (!brand) throw notFound('brand');
+  return brand;
+}
+
+export async function createApp(
+  ctx: AppContext,
+  org: OrgRow,
+  actorUserId: string,
+  brandSlug: string,
+  body: Static<typeof AppCreateBody>,
+): Promise<Static<typeof AppCreated>> {
+  const cfg: AppConfig = {
+    type: body.type,
+    isConfidential: body.isConfidential ?? (body.type === 'web' || body.type === 'm2m'),
+    redirectUris: body.redirectUris ?? [],
+    allowedGrantTypes: body.allowedGrantTypes,
+    allowedScopes: body.allowedScopes,
+  };
+  return ctx.db.transaction().execute(async (trx) => {
+    const brand = await lockLiveBrand(trx, org, brandSlug);
+    const errors = appConfigErrors(cfg, await scopeNames(trx, brand.id));
+    if (errors.length) throw validationFailed(errors);
+    const secret = cfg.isConfidential ? newSecret() : null;
+    const now = ctx.clock.now();
+    const row = await q
+      .insertApp(trx, {
+        id: newId('app_'),
+        org_id: org.id,
+        brand_id: brand.id,
+        client_id: randomAlphanumeric(CLIENT_ID_LENGTH),
+        client_secret_hash: secret ? sha256(secret) : null,
+        name: body.name,
+        type: cfg.type,
+        is_confidential: cfg.isConfidential,
+        redirect_uris: cfg.redirectUris,
+        allowed_grant_types: cfg.allowedGrantTypes,
+        allowed_scopes: cfg.allowedScopes,
+        enabled: true,
+        description: body.description ?? null,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      })
+      .catch(mapDbError);
+    await recordMutation(trx, ctx.clock, {
+      orgId: org.id,
+      actorUserId,
+      action: 'app.created',
+      resourceType: 'app',
+      resourceId: row.id,
+      metadata: { clientId: row.client_id, brand: brand.slug, name: row.name, type: row.type },
+      events: [
+        {
+          type: 'oidcClient.created',
+          data: {
+            clientId: row.client_id,
+            brand: brand.slug,
+            name: row.name,
+            type: row.type,
+            isConfidential: row.is_confidential,
+            redirectUris: row.redirect_uris,
+            allowedGrantTypes: row.allowed_grant_types,
+            allowedScopes: row.allowed_scopes,
+          },
+        },
+      ],
+    });
+    const out: Static<typeof AppCreated> = toApp(row, brand.slug);
+    if (secret) out.clientSecret = secret;
+    return out;
+  });
+}
+
+export async function listApps(
+  ctx: AppContext,
+  org: OrgRow,
+  brandSlug: string,
+  page: { limit: number; offset: number },
+) {
+  const brand = await requireBrand(ctx.db, org, brandSlug);
+  const { rows, total } = await q.listApps(ctx.db, brand.id, page);
+  return { items: rows.map((r) => toApp(r, brand.slug)), total };
+}
+
+export async function getApp(ctx: AppContext, org: OrgRow, brandSlug: string, clientId: string) {
+  const brand = await requireBrand(ctx.db, org, brandSlug);
+  const row = await q.findAppInBrand(ctx.db, brand.id, clientId);
+  if (!row) throw notFound('app');
+  return toApp(row, brand.slug);
+}
+
+/** The console app is provisioned and repaired by the service; changing it could lock everyone out. */
+function refuseFirstParty(app: AppRow): void {
+  if (app.first_party) throw unprocessable('this first-party app is managed by the service');
+}
+
+async function lockApp(
+  trx: Parameters<typeof lockBrandBySlug>[0],
+  brand: BrandRow,
+  clientId: string,
+): Promise<AppRow> {
+  const app = await q.findAppInBrand(trx, brand.id, clientId, true);
+  if (!app) throw notFound('app');
+  return app;
+}
+
+const DIFF_FIELDS = [
+  'name',
+  'description',
+  'redirectUris',
+  'allowedGrantTypes',
+  'allowedScopes',
+  'enabled',
+] as const;
+
+export async function updateApp(
+  ctx: AppContext,
+  org: OrgRow,
+  actorUserId: string,
+  brandSlug: string,
+  clientId: string,
+  body: Static<typeof AppPatchBody>,
+): Promise<AppOut> {
+  const result = await ctx.db.transaction().execute(async (trx) => {
+    const brand = await lockLiveBrand(trx, org, brandSlug);
+    const app = await lockApp(trx, brand, clientId);
+    refuseFirstParty(app);
+    const before = toApp(app, brand.slug);
+    const cfg: AppConfig = {
+      type: app.type as AppType,
+      isConfidential: app.is_confidential,
+      redirectUris: body.redirectUris ?? app.redirect_uris,
+      allowedGrantTypes: body.allowedGrantTypes ?? app.allowed_grant_types,
+      allowedScopes: body.allowedScopes ?? app.allowed_scopes,
+    };
+    const errors = appConfigErrors(cfg, await scopeNames(trx, brand.id));
+    if (errors.length) throw validationFailed(errors);
+    const wanted = {
+      ...before,
+      name: body.name ?? before.name,
+      description: body.description === undefined ? before.description : body.description,
+      redirectUris: cfg.redirectUris,
+      allowedGrantTypes: cfg.allowedGrantTypes,
+      allowedScopes: cfg.allowedScopes,
+      enabled: body.enabled ?? before.enabled,
+    };
+    const changes = diff(before as Record<string, unknown>, wanted as Record<string, unknown>, [
+      ...DIFF_FIELDS,
+    ]);
+    const changed = Object.keys(changes.after);
+    if (changed.length === 0) return { app: before, changed: false };
+    const patch: Updateable<AppsTable> = {
+      name: wanted.name,
+      description: wanted.description,
+      redirect_uris: wanted.redirectUris,
+      allowed_grant_types: wanted.allowedGrantTypes,
+      allowed_scopes: wanted.allowedScopes,
+      enabled: wanted.enabled,
+      updated_at: ctx.clock.now(),
+    };
+    const row = await q.updateApp(trx, app.id, patch);
+    const disabled = before.enabled && !wanted.enabled;
+    await recordMutation(trx, ctx.clock, {
+      orgId: org.id,
+      actorUserId,
+      action: 'app.updated',
+      resourceType: 'app',
+      resourceId: app.id,
+      metadata: { clientId, brand: brand.slug, changed },
+      events: [
+        { type: 'oidcClient.updated', data: { clientId, before: changes.before, after: changes.after } },
+        // The catalog's oidcClient.deleted fires "when an app is disabled or deleted".
+        ...(disabled ? [{ type: 'oidcClient.deleted' as const, data: { clientId, brand: brand.slug } }] : []),
+      ],
+    });
+    return { app: toApp(row, brand.slug), changed: true };
+  });
+  if (result.changed) notifyAppChanged([clientId]);
+  return result.app;
+}
+
+/** 422 for public clients: they have no secret to rotate. The old secret fails from the commit on. */
+export async function rotateSecret(
+  ctx: AppContext,
+  org: OrgRow,
+  actorUserId: string,
+  brandSlug: string,
+  clientId: string,
+): Promise<{ clientSecret: string }> {
+  const secret = await ctx.db.transaction().execute(async (trx) => {
+    const brand = await lockLiveBrand(trx, org, brandSlug);
+    const app = await lockApp(trx, brand, clientId);
+    refuseFirstParty(app);
+    if (!app.is_confidential) throw unprocessable('public clients have no secret to rotate');
+    const fresh = newSecret();
+    await q.updateApp(trx, app.id, { client_secret_hash: sha256(fresh), updated_at: ctx.clock.now() });
+    await recordMutation(trx, ctx.clock, {
+      orgId: org.id,
+      actorUserId,
+      action: 'app.secret.rotated',
+      resourceType: 'app',
+      resourceId: app.id,
+      metadata: { clientId, brand: brand.slug },
+      events: [{ type: 'oidcClient.secret.rotated', data: { clientId } }],
+    });
+    return fresh;
+  });
+  notifyAppChanged([clientId]);
+  return { clientSecret: secret };
+}
+
+/** Soft-disables: `enabled` false and `deleted_at` set; the app disappears from the API. */
+export async function deleteApp(
+  ctx: AppContext,
+  org: OrgRow,
+  actorUserId: string,
+  brandSlug: string,
+  clientId: string,
+): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    const brand = await lockLiveBrand(trx, org, brandSlug);
+    const app = await lockApp(trx, brand, clientId);
+    refuseFirstParty(app);
+    await q.softDeleteApp(trx, app.id, ctx.clock.now());
+    await recordMutation(trx, ctx.clock, {
+      orgId: org.id,
+      actorUserId,
+      action: 'app.deleted',
+      resourceType: 'app',
+      resourceId: app.id,
+      metadata: { clientId, brand: brand.slug },
+      events: [{ type: 'oidcClient.deleted', data: { clientId, brand: brand.slug } }],
+    });
+  });
+  notifyAppChanged([clientId]);
+}

@@ -1,0 +1,74 @@
+import type { Insertable, Updateable } from 'kysely';
+import type { BrandRow, BrandsTable, Executor } from '../../db/types.js';
+
+/** A live (not soft-deleted) brand of an org, by slug. */
+export function findBrandBySlug(db: Executor, orgId: string, slug: string): Promise<BrandRow | undefined> {
+  return db
+    .selectFrom('brands')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('slug', '=', slug)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/**
+ * The same, locking the row until the transaction ends: `share` for writes that depend on the
+ * brand staying alive (creating an app, validating scopes), `update` for writes that change what
+ * those depend on (deleting the brand or a scope).
+ */
+export function lockBrandBySlug(
+  db: Executor,
+  orgId: string,
+  slug: string,
+  mode: 'share' | 'update',
+): Promise<BrandRow | undefined> {
+  const q = db
+    .selectFrom('brands')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('slug', '=', slug)
+    .where('deleted_at', 'is', null);
+  return (mode === 'share' ? q.forShare() : q.forUpdate()).executeTakeFirst();
+}
+
+export async function listBrands(
+  db: Executor,
+  orgId: string,
+  page: { limit: number; offset: number },
+): Promise<{ rows: BrandRow[]; total: number }> {
+  const base = db.selectFrom('brands').where('org_id', '=', orgId).where('deleted_at', 'is', null);
+  const [rows, count] = await Promise.all([
+    base.selectAll().orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute(),
+    base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+export function insertBrand(db: Executor, row: Insertable<BrandsTable>): Promise<BrandRow> {
+  return db.insertInto('brands').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export function updateBrand(db: Executor, id: string, patch: Updateable<BrandsTable>): Promise<BrandRow> {
+  return db.updateTable('brands').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Soft-deletes a brand and disables everything under it; returns the apps and connections it turned off. */
+export async function softDeleteBrand(db: Executor, id: string, now: Date) {
+  await db.updateTable('brands').set({ deleted_at: now, updated_at: now }).where('id', '=', id).execute();
+  const apps = await db
+    .updateTable('apps')
+    .set({ enabled: false, deleted_at: now, updated_at: now })
+    .where('brand_id', '=', id)
+    .where('deleted_at', 'is', null)
+    .returning(['client_id'])
+    .execute();
+  const connections = await db
+    .updateTable('connections')
+    .set({ enabled: false, updated_at: now })
+    .where('brand_id', '=', id)
+    .where('enabled', '=', true)
+    .returning(['type'])
+    .execute();
+  return { apps, connections };
+}

@@ -1,0 +1,235 @@
+import type { Static } from 'typebox';
+import { CONSOLE_BRAND_ID, CONSOLE_BRAND_SLUG, SYSTEM_ORG_ID } from '../../bootstrap.js';
+import type { AppContext } from '../../context.js';
+import { mapDbError } from '../../db/errors.js';
+import type { BrandRow, BrandsTable, Executor, OrgRow } from '../../db/types.js';
+import { conflict, type FieldError, notFound, unprocessable, validationFailed } from '../../http/errors.js';
+import { recordMutation } from '../../events/outbox.js';
+import { newId, randomAlphanumeric } from '../../lib/ids.js';
+import { notifyAppChanged } from '../apps/apps.notify.js';
+import { type FileTracker, fileTrackers, resolveFileId } from '../files/files.service.js';
+import * as q from './brands.queries.js';
+import {
+  type Brand,
+  type BrandCreateBody,
+  type BrandPatchBody,
+  DEFAULT_PROVIDER_ORDER,
+} from './brands.schemas.js';
+import type { Updateable } from 'kysely';
+
+type BrandOut = Static<typeof Brand>;
+
+/** Random, unguessable and immutable: it is the path of every provider callback of the brand. */
+const CALLBACK_ID_LENGTH = 24;
+
+export function toBrand(row: BrandRow, logo?: FileTracker): BrandOut {
+  const out: BrandOut = {
+    id: row.id,
+    org: row.org_id,
+    slug: row.slug,
+    name: row.name,
+    oauthCallbackId: row.oauth_callback_id,
+    providerOrder: row.provider_order,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+  if (logo) out.logoFile = logo;
+  if (row.primary_color !== null) out.primaryColor = row.primary_color;
+  if (row.support_email !== null) out.supportEmail = row.support_email;
+  if (row.privacy_policy_url !== null) out.privacyPolicyUrl = row.privacy_policy_url;
+  if (row.terms_url !== null) out.termsUrl = row.terms_url;
+  return out;
+}
+
+/** An HTTPS URL with a host and no credentials; the schema only checked its prefix. */
+export function httpsUrlError(value: string, field: string): FieldError | null {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    return { field, code: 'invalid_format', message: 'must be a valid URL' };
+  }
+  if (u.protocol !== 'https:' || !u.hostname)
+    return { field, code: 'invalid_format', message: 'must be an HTTPS URL' };
+  if (u.username || u.password)
+    return { field, code: 'invalid_format', message: 'must not carry credentials' };
+  return null;
+}
+
+function checkUrls(body: { privacyPolicyUrl?: string | null; termsUrl?: string | null }) {
+  const errors: FieldError[] = [];
+  for (const field of ['privacyPolicyUrl', 'termsUrl'] as const) {
+    const v = body[field];
+    if (typeof v === 'string') {
+      const e = httpsUrlError(v, field);
+      if (e) errors.push(e);
+    }
+  }
+  if (errors.length) throw validationFailed(errors);
+}
+
+async function logoOf(ctx: AppContext, db: Executor, row: BrandRow): Promise<FileTracker | undefined> {
+  if (!row.logo_file_id) return undefined;
+  return (await fileTrackers(db, ctx.config, [row.logo_file_id])).get(row.logo_file_id);
+}
+
+/** The live brand `slug` of the org, or 404 (another org's brand is invisible). */
+export async function requireBrand(db: Executor, org: OrgRow, slug: string): Promise<BrandRow> {
+  const brand = await q.findBrandBySlug(db, org.id, slug);
+  if (!brand) throw notFound('brand');
+  return brand;
+}
+
+export async function createBrand(
+  ctx: AppContext,
+  org: OrgRow,
+  actorUserId: string,
+  body: Static<typeof BrandCreateBody>,
+): Promise<BrandOut> {
+  // The REST API trusts access tokens whose audience is `console`: no other org may mint them.
+  if (body.slug === CONSOLE_BRAND_SLUG && org.id !== SYSTEM_ORG_ID)
+    throw conflict('the brand slug "console" is reserved', { field: 'slug' });
+  checkUrls(body);
+  return ctx.db.transaction().execute(async (trx) => {
+    const logo = body.logoFile ? await resolveFileId(trx, ctx.config, body.logoFile, 'logoFile') : undefined;
+    const now = ctx.clock.now();
+    const row = await q
+      .insertBrand(trx, {
+        id: newId('brand_'),
+        org_id: org.id,
+        slug: body.slug,
+        name: body.name,
+        oauth_callback_id: randomAlphanumeric(CALLBACK_ID_LENGTH),
+        logo_file_id: logo?.id ?? null,
+        primary_color: body.primaryColor ?? null,
+        support_email: body.supportEmail ?? null,
+        privacy_policy_url: body.privacyPolicyUrl ?? null,
+        terms_url: body.termsUrl ?? null,
+        provider_order: body.providerOrder ?? [...DEFAULT_PROVIDER_ORDER],
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      })
+      .catch(mapDbError);
+    await recordMutation(trx, ctx.clock, {
+      orgId: org.id,
+      actorUserId,
+      action: 'brand.created',
+      resourceType: 'brand',
+      resourceId: row.id,
+      metadata: { slug: row.slug, name: row.name },
+    });
+    return toBrand(row, logo);
+  });
+}
+
+export async function listBrands(ctx: AppContext, org: OrgRow, page: { limit: number; offset: number }) {
+  const { rows, total } = await q.listBrands(ctx.db, org.id, page);
+  const logos = await fileTrackers(
+    ctx.db,
+    ctx.config,
+    rows.map((r) => r.logo_file_id),
+  );
+  return {
+    items: rows.map((r) => toBrand(r, r.logo_file_id ? logos.get(r.logo_file_id) : undefined)),
+    total,
+  };
+}
+
+export async function getBrand(ctx: AppContext, org: OrgRow, slug: string): Promise<BrandOut> {
+  const row = await requireBrand(ctx.db, org, slug);
+  return toBrand(row, await logoOf(ctx, ctx.db, row));
+}
+
+const COLUMN_OF = {
+  name: 'name',
+  primaryColor: 'primary_color',
+  supportEmail: 'support_email',
+  privacyPolicyUrl: 'privacy_policy_url',
+  termsUrl: 'terms_url',
+  providerOrder: 'provider_order',
+} as const;
+
+export async function updateBrand(
+  ctx: AppContext,
+  org: OrgRow,
+  actorUserId: string,
+  slug: string,
+  body: Static<typeof BrandPatchBody>,
+): Promise<BrandOut> {
+  checkUrls(body);
+  return ctx.db.transaction().execute(async (trx) => {
+    const brand = await q.lockBrandBySlug(trx, org.id, slug, 'update');
+    if (!brand) throw notFound('brand');
+    const patch: Updateable<BrandsTable> = {};
+    const changed: string[] = [];
+    for (const [field, column] of Object.entries(COLUMN_OF) as Array<
+      [keyof typeof COLUMN_OF, (typeof COLUMN_OF)[keyof typeof COLUMN_OF]]
+    >) {
+      const v = body[field];
+      if (v === undefined) continue;
+      if (JSON.stringify(v) !== JSON.stringify(brand[column])) changed.push(field);
+      (patch as Record<string, unknown>)[column] = v;
+    }
+    let logo: FileTracker | undefined;
+    if (body.logoFile !== undefined) {
+      logo =
+        body.logoFile === null ? undefined : await resolveFileId(trx, ctx.config, body.logoFile, 'logoFile');
+      patch.logo_file_id = logo?.id ?? null;
+      if (patch.logo_file_id !== brand.logo_file_id) changed.push('logoFile');
+    } else {
+      logo = await logoOf(ctx, trx, brand);
+    }
+    if (changed.length === 0) return toBrand(brand, logo);
+    patch.updated_at = ctx.clock.now();
+    const row = await q.updateBrand(trx, brand.id, patch);
+    await recordMutation(trx, ctx.clock, {
+      orgId: org.id,
+      actorUserId,
+      action: 'brand.updated',
+      resourceType: 'brand',
+      resourceId: brand.id,
+      metadata: { slug: brand.slug, changed },
+    });
+    return toBrand(row, logo);
+  });
+}
+
+/**
+ * Soft-deletes the brand: its apps are disabled (and their tokens stop validating at the issuer)
+ * and its connections are disabled. The slug stays taken in the org, so a new brand can never
+ * receive tokens minted for the old one's audience.
+ */
+export async function deleteBrand(ctx: AppContext, org: OrgRow, actorUserId: string, slug: string) {
+  const disabledApps = await ctx.db.transaction().execute(async (trx) => {
+    const brand = await q.lockBrandBySlug(trx, org.id, slug, 'update');
+    if (!brand) throw notFound('brand');
+    // Deleting it would disable the console app and with it every console token.
+    if (brand.id === CONSOLE_BRAND_ID) throw unprocessable('the console brand cannot be deleted');
+    const { apps, connections } = await q.softDeleteBrand(trx, brand.id, ctx.clock.now());
+    await recordMutation(trx, ctx.clock, {
+      orgId: org.id,
+      actorUserId,
+      action: 'brand.deleted',
+      resourceType: 'brand',
+      resourceId: brand.id,
+      metadata: {
+        slug: brand.slug,
+        disabledApps: apps.map((a) => a.client_id),
+        disabledConnections: connections.map((c) => c.type),
+      },
+      events: [
+        ...apps.map((a) => ({
+          type: 'oidcClient.deleted' as const,
+          data: { clientId: a.client_id, brand: brand.slug },
+        })),
+        ...connections.map((c) => ({
+          type: 'socialProvider.disabled' as const,
+          data: { brand: brand.slug, type: c.type },
+        })),
+      ],
+    });
+    return apps.map((a) => a.client_id);
+  });
+  notifyAppChanged(disabledApps);
+}

@@ -1,0 +1,91 @@
+import type { Selectable } from 'kysely';
+import { registerConstraint } from '../../db/errors.js';
+import type { Executor, Timestamp } from '../../db/types.js';
+
+export interface BrandScopesTable {
+  id: string;
+  org_id: string;
+  brand_id: string;
+  /** Immutable: it appears in token claims. */
+  name: string;
+  /** Shown on the consent screen. */
+  description: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+export type BrandScopeRow = Selectable<BrandScopesTable>;
+
+declare module '../../db/types.js' {
+  interface Database {
+    brand_scopes: BrandScopesTable;
+  }
+}
+
+registerConstraint('brand_scopes_brand_name_key', 'a scope with this name exists in this brand');
+
+export function listScopes(db: Executor, brandId: string): Promise<BrandScopeRow[]> {
+  return db.selectFrom('brand_scopes').selectAll().where('brand_id', '=', brandId).orderBy('name').execute();
+}
+
+export async function scopeNames(db: Executor, brandId: string): Promise<Set<string>> {
+  const rows = await db.selectFrom('brand_scopes').select('name').where('brand_id', '=', brandId).execute();
+  return new Set(rows.map((r) => r.name));
+}
+
+export function findScope(db: Executor, brandId: string, name: string): Promise<BrandScopeRow | undefined> {
+  return db
+    .selectFrom('brand_scopes')
+    .selectAll()
+    .where('brand_id', '=', brandId)
+    .where('name', '=', name)
+    .executeTakeFirst();
+}
+
+export function insertScope(
+  db: Executor,
+  row: Omit<BrandScopeRow, 'created_at' | 'updated_at'> & { created_at: Date; updated_at: Date },
+): Promise<BrandScopeRow> {
+  return db.insertInto('brand_scopes').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export function updateScopeDescription(
+  db: Executor,
+  brandId: string,
+  name: string,
+  description: string,
+  now: Date,
+): Promise<BrandScopeRow | undefined> {
+  return db
+    .updateTable('brand_scopes')
+    .set({ description, updated_at: now })
+    .where('brand_id', '=', brandId)
+    .where('name', '=', name)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export function deleteScope(
+  db: Executor,
+  brandId: string,
+  name: string,
+): Promise<{ id: string } | undefined> {
+  return db
+    .deleteFrom('brand_scopes')
+    .where('brand_id', '=', brandId)
+    .where('name', '=', name)
+    .returning('id')
+    .executeTakeFirst();
+}
+
+/** Client ids of the brand's live apps whose `allowedScopes` list `name`. */
+export async function appsUsingScope(db: Executor, brandId: string, name: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('apps')
+    .select('client_id')
+    .where('brand_id', '=', brandId)
+    .where('deleted_at', 'is', null)
+    .where((eb) => eb(eb.val(name), '=', eb.fn.any('allowed_scopes')))
+    .orderBy('client_id')
+    .execute();
+  return rows.map((r) => r.client_id);
+}

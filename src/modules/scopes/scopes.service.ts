@@ -1,0 +1,134 @@
+import type { Static } from 'typebox';
+import type { AppContext } from '../../context.js';
+import { mapDbError } from '../../db/errors.js';
+import type { OrgRow } from '../../db/types.js';
+import { recordMutation } from '../../events/outbox.js';
+import { conflict, notFound, validationFailed } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { STANDARD_SCOPES } from '../../oidc/discovery.js';
+import { lockBrandBySlug } from '../brands/brands.queries.js';
+import { requireBrand } from '../brands/brands.service.js';
+import type { Scope, ScopeCreateBody } from './scopes.schemas.js';
+import * as q from './scopes.queries.js';
+
+type ScopeOut = Static<typeof Scope>;
+
+export function toScope(row: q.BrandScopeRow): ScopeOut {
+  return { name: row.name, description: row.description, createdAt: row.created_at.toISOString() };
+}
+
+export async function listScopes(ctx: AppContext, org: OrgRow, brandSlug: string) {
+  const brand = await requireBrand(ctx.db, org, brandSlug);
+  const rows = await q.listScopes(ctx.db, brand.id);
+  return { items: rows.map(toScope), total: rows.length };
+}
+
+export async function getScope(ctx: AppContext, org: OrgRow, brandSlug: string, name: string) {
+  const brand = await requireBrand(ctx.db, org, brandSlug);
+  const row = await q.findScope(ctx.db, brand.id, name);
+  if (!row) throw notFound('scope');
+  return toScope(row);
+}
+
+export async function createScope(
+  ctx: AppContext,
+  org: OrgRow,
+  actorUserId: string,
+  brandSlug: string,
+  body: Static<typeof ScopeCreateBody>,
+): Promise<ScopeOut> {
+  if ((STANDARD_SCOPES as readonly string[]).includes(body.name))
+    throw validationFailed([
+      {
+        field: 'name',
+        code: 'reserved',
+        message: `"${body.name}" is a standard OIDC scope, always available`,
+      },
+    ]);
+  return ctx.db.transaction().execute(async (trx) => {
+    const brand = await lockBrandBySlug(trx, org.id, brandSlug, 'share');
+    if (!brand) throw notFound('brand');
+    const now = ctx.clock.now();
+    const row = await q
+      .insertScope(trx, {
+        id: newId('scope_'),
+        org_id: org.id,
+        brand_id: brand.id,
+        name: body.name,
+        description: body.description,
+        created_at: now,
+        updated_at: now,
+      })
+      .catch(mapDbError);
+    await recordMutation(trx, ctx.clock, {
+      orgId: org.id,
+      actorUserId,
+      action: 'brand.scope.created',
+      resourceType: 'brand_scope',
+      resourceId: row.id,
+      metadata: { brand: brand.slug, name: row.name },
+    });
+    return toScope(row);
+  });
+}
+
+export async function updateScope(
+  ctx: AppContext,
+  org: OrgRow,
+  actorUserId: string,
+  brandSlug: string,
+  name: string,
+  description: string,
+): Promise<ScopeOut> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const brand = await lockBrandBySlug(trx, org.id, brandSlug, 'share');
+    if (!brand) throw notFound('brand');
+    const before = await q.findScope(trx, brand.id, name);
+    if (!before) throw notFound('scope');
+    if (before.description === description) return toScope(before);
+    const row = await q.updateScopeDescription(trx, brand.id, name, description, ctx.clock.now());
+    if (!row) throw notFound('scope');
+    await recordMutation(trx, ctx.clock, {
+      orgId: org.id,
+      actorUserId,
+      action: 'brand.scope.updated',
+      resourceType: 'brand_scope',
+      resourceId: row.id,
+      metadata: { brand: brand.slug, name, changed: ['description'] },
+    });
+    return toScope(row);
+  });
+}
+
+/**
+ * Refused with 409 while a live app of the brand lists the scope. The brand row is locked for update,
+ * and app writes that validate scopes lock it for share, so no app can pick the scope up meanwhile.
+ */
+export async function deleteScope(
+  ctx: AppContext,
+  org: OrgRow,
+  actorUserId: string,
+  brandSlug: string,
+  name: string,
+): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    const brand = await lockBrandBySlug(trx, org.id, brandSlug, 'update');
+    if (!brand) throw notFound('brand');
+    const scope = await q.findScope(trx, brand.id, name);
+    if (!scope) throw notFound('scope');
+    const users = await q.appsUsingScope(trx, brand.id, name);
+    if (users.length > 0)
+      throw conflict('the scope is still listed in the allowedScopes of apps of this brand', {
+        apps: users,
+      });
+    await q.deleteScope(trx, brand.id, name);
+    await recordMutation(trx, ctx.clock, {
+      orgId: org.id,
+      actorUserId,
+      action: 'brand.scope.deleted',
+      resourceType: 'brand_scope',
+      resourceId: scope.id,
+      metadata: { brand: brand.slug, name },
+    });
+  });
+}
