@@ -1,0 +1,290 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Redis } from 'ioredis';
+import { defaults } from '../../config/defaults.js';
+import type { AppContext } from '../../context.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
+import { SolanaRpc, SolanaRpcTimeoutError } from '../../solana/rpc.js';
+import type { CheckResult } from './token-gates.schemas.js';
+import { findGateForCheck } from './token-gates.queries.js';
+
+/** A wallet's holding of one mint as last read from the chain. */
+export interface BalanceEntry {
+  walletFound: boolean;
+  amount: bigint;
+  /** ctx.clock milliseconds when it was read: the answer's `Age`, and its expiry. */
+  fetchedAt: number;
+}
+
+/** Where balances are cached: Redis when configured (shared by instances), else this process. */
+export interface BalanceCache {
+  get(key: string): Promise<BalanceEntry | undefined>;
+  set(key: string, entry: BalanceEntry): Promise<void>;
+}
+
+/**
+ * An LRU map of at most `max` entries. Expiry follows the injected clock, not timers, so entries
+ * older than the TTL are dropped when read.
+ */
+export class MemoryBalanceCache implements BalanceCache {
+  private readonly map = new Map<string, BalanceEntry>();
+  constructor(
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+    private readonly max: number,
+  ) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  async get(key: string): Promise<BalanceEntry | undefined> {
+    const e = this.map.get(key);
+    if (!e) return undefined;
+    this.map.delete(key);
+    if (this.clock.nowMs() - e.fetchedAt >= this.ttlMs) return undefined;
+    this.map.set(key, e);
+    return e;
+  }
+
+  async set(key: string, entry: BalanceEntry): Promise<void> {
+    this.map.delete(key);
+    this.map.set(key, entry);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
+  }
+}
+
+/**
+ * Balances in Redis as `fetchedAt|found|amount`, with a Redis expiry as a backstop; validity is
+ * decided by the injected clock like the memory cache. A Redis failure reads as a miss (the chain is
+ * asked) and a failed write is dropped: the cache never turns into an error or a wrong answer.
+ */
+export class RedisBalanceCache implements BalanceCache {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  async get(key: string): Promise<BalanceEntry | undefined> {
+    let raw: string | null;
+    try {
+      raw = await this.redis.get(this.prefix + key);
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'token-gate balance cache read failed');
+      return undefined;
+    }
+    if (!raw) return undefined;
+    const m = /^(\d+)\|([01])\|(\d+)$/.exec(raw);
+    if (!m) return undefined;
+    const fetchedAt = Number(m[1]);
+    if (this.clock.nowMs() - fetchedAt >= this.ttlMs) return undefined;
+    return { fetchedAt, walletFound: m[2] === '1', amount: BigInt(m[3]) };
+  }
+
+  async set(key: string, e: BalanceEntry): Promise<void> {
+    try {
+      await this.redis.set(
+        this.prefix + key,
+        `${e.fetchedAt}|${e.walletFound ? 1 : 0}|${e.amount}`,
+        'PX',
+        this.ttlMs,
+      );
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'token-gate balance cache write failed');
+    }
+  }
+}
+
+interface CachedGate {
+  id: string;
+  orgId: string;
+  enabled: boolean;
+  mintAddress: string;
+  minHoldings: bigint;
+}
+
+/**
+ * The public check's view of gates, keyed by (gate id, org slug) and kept `tokenGateLookupTtl`
+ * seconds, misses included (random ids cannot each cost a query). Writes on this instance invalidate
+ * at once; other instances see them within the TTL.
+ */
+class GateLookupCache {
+  private readonly byGate = new Map<string, Map<string, { gate: CachedGate | null; expiresAt: number }>>();
+  /** Bumped by every invalidation so that a lookup racing with a write does not cache the old row. */
+  private generation = 0;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly ttlMs: number,
+    private readonly max: number,
+  ) {}
+
+  async find(orgSlug: string, gateId: string): Promise<CachedGate | null> {
+    const now = this.ctx.clock.nowMs();
+    const hit = this.byGate.get(gateId)?.get(orgSlug);
+    if (hit && hit.expiresAt > now) return hit.gate;
+    const generation = this.generation;
+    const row = await findGateForCheck(this.ctx.db, orgSlug, gateId);
+    const gate: CachedGate | null = row
+      ? {
+          id: row.id,
+          orgId: row.orgId,
+          enabled: row.enabled,
+          mintAddress: row.mintAddress,
+          minHoldings: BigInt(row.minHoldings),
+        }
+      : null;
+    if (generation === this.generation) {
+      let bySlug = this.byGate.get(gateId);
+      if (!bySlug) {
+        if (this.byGate.size >= this.max) this.byGate.delete(this.byGate.keys().next().value as string);
+        bySlug = new Map();
+        this.byGate.set(gateId, bySlug);
+      }
+      bySlug.set(orgSlug, { gate, expiresAt: now + this.ttlMs });
+    }
+    return gate;
+  }
+
+  invalidateGate(gateId: string): void {
+    this.generation++;
+    this.byGate.delete(gateId);
+  }
+
+  invalidateOrg(orgId: string): void {
+    this.generation++;
+    for (const [gateId, bySlug] of this.byGate) {
+      for (const e of bySlug.values()) if (e.gate?.orgId === orgId) this.byGate.delete(gateId);
+    }
+  }
+}
+
+const GATE_ID = /^gate_[A-Za-z0-9]{1,64}$/;
+const DISABLED: CheckResult = { hasAccess: false, balance: null, reason: 'gateDisabled' };
+const NOT_FOUND: CheckResult = { hasAccess: false, balance: null, reason: 'walletNotFound' };
+
+/** Every live checker in this process, so that a write or an org deletion invalidates them all. */
+const live = new Set<GateChecker>();
+const byContext = new WeakMap<AppContext, GateChecker>();
+
+/** Drops cached lookups of one gate (after a write to it on this instance). */
+export function invalidateGateLookups(gateId: string): void {
+  for (const c of live) c.gates.invalidateGate(gateId);
+}
+
+/** Drops cached lookups of an org's gates (org deletion). */
+export function invalidateOrgGateLookups(orgId: string): void {
+  for (const c of live) c.gates.invalidateOrg(orgId);
+}
+
+/** The checker serving `ctx`'s app (tests use it to inject a short RPC timeout). */
+export function gateCheckerOf(ctx: AppContext): GateChecker | undefined {
+  return byContext.get(ctx);
+}
+
+/**
+ * Answers the public check: gate lookup (cached), balance (cached per wallet and mint), one RPC
+ * exchange at a time per (wallet, mint) in this process however many checks wait for it.
+ */
+export class GateChecker {
+  readonly rpc: SolanaRpc;
+  readonly gates: GateLookupCache;
+  readonly balances: BalanceCache;
+  private readonly inflight = new Map<string, Promise<BalanceEntry>>();
+  /** Chain reads started, and checks that joined a read already under way instead of starting one. */
+  readonly stats = { reads: 0, joined: 0 };
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    this.rpc = new SolanaRpc({ url: ctx.config.solanaRpcUrl, timeoutMs: defaults.solanaRpcTimeoutMs });
+    this.gates = new GateLookupCache(
+      ctx,
+      defaults.tokenGateLookupTtl * 1000,
+      defaults.tokenGateLookupMaxEntries,
+    );
+    const ttlMs = defaults.tokenGateCacheTtl * 1000;
+    this.balances = ctx.redis
+      ? new RedisBalanceCache(ctx.redis, `${ctx.config.redisPrefix}tg:bal:`, ctx.clock, ttlMs, log)
+      : new MemoryBalanceCache(ctx.clock, ttlMs, defaults.tokenGateCacheMaxEntries);
+    live.add(this);
+    byContext.set(ctx, this);
+  }
+
+  close(): void {
+    live.delete(this);
+    byContext.delete(this.ctx);
+  }
+
+  /**
+   * The check's answer and, when it came from the cache, its age in whole seconds. `walletAddress`
+   * must already be a valid address. Throws 404 for an unknown gate (or wrong or deleted org), 502
+   * when the RPC node fails, 504 when it times out.
+   */
+  async check(
+    orgSlug: string,
+    gateId: string,
+    walletAddress: string,
+    refresh: boolean,
+  ): Promise<{ result: CheckResult; ageSeconds?: number }> {
+    const gate = GATE_ID.test(gateId) ? await this.gates.find(orgSlug, gateId) : null;
+    if (!gate) throw notFound('token gate');
+    if (!gate.enabled) return { result: DISABLED };
+    const key = `${gate.mintAddress}:${walletAddress}`;
+    let ageSeconds: number | undefined;
+    let entry = refresh ? undefined : await this.balances.get(key);
+    if (entry) ageSeconds = Math.max(0, Math.floor((this.ctx.clock.nowMs() - entry.fetchedAt) / 1000));
+    else entry = await this.fetch(key, walletAddress, gate.mintAddress);
+    return { result: decide(entry, gate.minHoldings), ageSeconds };
+  }
+
+  /**
+   * Reads the chain once per (wallet, mint) however many checks ask at the same time, and refreshes
+   * the cache. A refresh that finds a read already under way joins it: that read is an on-chain
+   * lookup begun at most one RPC round trip earlier, not a cached answer.
+   */
+  private fetch(key: string, wallet: string, mint: string): Promise<BalanceEntry> {
+    let p = this.inflight.get(key);
+    if (p) {
+      this.stats.joined++;
+      return p;
+    }
+    this.stats.reads++;
+    p = this.read(key, wallet, mint).finally(() => this.inflight.delete(key));
+    this.inflight.set(key, p);
+    return p;
+  }
+
+  private async read(key: string, wallet: string, mint: string): Promise<BalanceEntry> {
+    let balance: Awaited<ReturnType<SolanaRpc['getTokenBalance']>>;
+    try {
+      balance = await this.rpc.getTokenBalance(wallet, mint);
+    } catch (err) {
+      // The message names the method and the node's answer, never the RPC URL (it may hold a key).
+      this.log.warn({ err: (err as Error).message }, 'token-gate balance lookup failed');
+      if (err instanceof SolanaRpcTimeoutError)
+        throw new ApiError(504, 'gateway_timeout', 'the Solana RPC node did not answer in time');
+      throw new ApiError(502, 'bad_gateway', 'the Solana RPC node failed to answer');
+    }
+    const entry: BalanceEntry = {
+      walletFound: balance.walletFound,
+      amount: balance.amount,
+      fetchedAt: this.ctx.clock.nowMs(),
+    };
+    await this.balances.set(key, entry);
+    return entry;
+  }
+}
+
+/** walletNotFound never grants access, even with minHoldings 0: the chain does not know the address. */
+function decide(entry: BalanceEntry, minHoldings: bigint): CheckResult {
+  if (!entry.walletFound) return NOT_FOUND;
+  const balance = entry.amount.toString();
+  return entry.amount >= minHoldings
+    ? { hasAccess: true, balance, reason: null }
+    : { hasAccess: false, balance, reason: 'insufficientBalance' };
+}

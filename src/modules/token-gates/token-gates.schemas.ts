@@ -1,0 +1,100 @@
+import { type Static, Type } from 'typebox';
+import { limits } from '../../config/defaults.js';
+import { Name, Nullable } from '../../http/schemas.js';
+
+/** Path parameters are bounded so that nothing unreasonable reaches a query; unknown values are 404. */
+const PathId = Type.String({ minLength: 1, maxLength: 100 });
+const Description = Type.String({ maxLength: limits.descriptionMax });
+
+/**
+ * Raw token units as a decimal string: digits only (no sign, exponent, point or spaces), read as a
+ * BigInt and stored without leading zeros. Bounded only so a request cannot make the server parse a
+ * megabyte-long number; the bound is far above any balance (a u64 has 20 digits).
+ */
+export const MIN_HOLDINGS_MAX_DIGITS = 1000;
+const MinHoldings = Type.String({ pattern: '^[0-9]+$', minLength: 1, maxLength: MIN_HOLDINGS_MAX_DIGITS });
+/** Shape only; the service also checks that it decodes to 32 bytes (isSolanaAddress). */
+const Base58Address = Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$' });
+
+export const GateListParams = Type.Object({ orgSlug: PathId });
+export const GateParams = Type.Object({ orgSlug: PathId, gateId: PathId });
+
+export const TokenGateSchema = Type.Object({
+  id: Type.String(),
+  /** The org's slug. */
+  org: Type.String(),
+  name: Type.String(),
+  description: Type.Optional(Type.String()),
+  mintAddress: Type.String(),
+  minHoldings: Type.String(),
+  enabled: Type.Boolean(),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+export type TokenGateView = Static<typeof TokenGateSchema>;
+
+export const CreateGateBody = Type.Object(
+  {
+    name: Name,
+    description: Type.Optional(Description),
+    mintAddress: Base58Address,
+    minHoldings: MinHoldings,
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type CreateGateInput = Static<typeof CreateGateBody>;
+
+/** `mintAddress` is immutable: sending it is a 400 `unknown_field` like any read-only field. */
+export const UpdateGateBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    description: Type.Optional(Nullable(Description)),
+    minHoldings: Type.Optional(MinHoldings),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateGateInput = Static<typeof UpdateGateBody>;
+
+export const GateListQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: limits.orgListLimitMax, default: limits.orgListLimitDefault }),
+    offset: Type.Integer({ minimum: 0, default: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+export const GateListSchema = Type.Object({ items: Type.Array(TokenGateSchema), total: Type.Integer() });
+
+/**
+ * The public check's query. Every problem with it answers 422 `validation_failed` (the interface's
+ * status for a bad `walletAddress`); `refresh` accepts only the value `true`.
+ */
+export const CheckQuery = Type.Object(
+  {
+    walletAddress: Type.String({ minLength: 1, maxLength: 100 }),
+    refresh: Type.Optional(Type.Literal('true')),
+  },
+  { additionalProperties: false },
+);
+export type CheckQueryInput = Static<typeof CheckQuery>;
+
+export type GateCheckReason = 'insufficientBalance' | 'gateDisabled' | 'walletNotFound';
+
+export const CheckResultSchema = Type.Object({
+  hasAccess: Type.Boolean(),
+  balance: Nullable(Type.String()),
+  reason: Nullable(
+    Type.Union([
+      Type.Literal('insufficientBalance'),
+      Type.Literal('gateDisabled'),
+      Type.Literal('walletNotFound'),
+    ]),
+  ),
+});
+export interface CheckResult {
+  hasAccess: boolean;
+  balance: string | null;
+  reason: GateCheckReason | null;
+}
