@@ -1,0 +1,64 @@
+import type { Selectable } from 'kysely';
+import type { AuditLogTable, Executor } from '../../db/types.js';
+
+export type AuditRow = Selectable<AuditLogTable>;
+
+export interface AuditFilter {
+  action?: string;
+  actorUserId?: string;
+  resourceType?: string;
+  resourceId?: string;
+  since?: Date;
+  until?: Date;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * One page of an org's audit log, newest first, and the count of every match. Each exact-match
+ * filter has an index that starts (org_id, <filter>) and ends with the page order (0002_orgs.sql).
+ */
+export async function queryAuditLog(
+  db: Executor,
+  orgId: string,
+  f: AuditFilter,
+): Promise<{ rows: AuditRow[]; total: number }> {
+  let base = db.selectFrom('audit_log').where('org_id', '=', orgId);
+  if (f.action !== undefined) base = base.where('action', '=', f.action);
+  if (f.actorUserId !== undefined) base = base.where('actor_user_id', '=', f.actorUserId);
+  if (f.resourceType !== undefined) base = base.where('resource_type', '=', f.resourceType);
+  if (f.resourceId !== undefined) base = base.where('resource_id', '=', f.resourceId);
+  if (f.since !== undefined) base = base.where('timestamp', '>=', f.since);
+  if (f.until !== undefined) base = base.where('timestamp', '<', f.until);
+  const [rows, count] = await Promise.all([
+    base
+      .selectAll()
+      .orderBy('timestamp', 'desc')
+      .orderBy('id', 'desc')
+      .limit(f.limit)
+      .offset(f.offset)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+/**
+ * Deletes up to `batch` entries older than `cutoff` in orgs of `tier`. Small batches keep each
+ * statement's locks and WAL short on a large log; the caller loops until a batch comes back short.
+ */
+export async function pruneBatch(db: Executor, tier: string, cutoff: Date, batch: number): Promise<number> {
+  const res = await db
+    .deleteFrom('audit_log')
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('audit_log as a')
+        .innerJoin('orgs as o', 'o.id', 'a.org_id')
+        .select('a.id')
+        .where('o.tier', '=', tier)
+        .where('a.timestamp', '<', cutoff)
+        .limit(batch),
+    )
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}

@@ -1,0 +1,86 @@
+import { defaults } from '../../config/defaults.js';
+import type { AppContext } from '../../context.js';
+import { type AuditRow, pruneBatch, queryAuditLog } from './audit-log.queries.js';
+import type { AuditEntryView, AuditLogFilter } from './orgs.schemas.js';
+
+const DAY_SECONDS = 24 * 3600;
+/** Rows deleted per statement while pruning. */
+const PRUNE_BATCH = 5000;
+
+function presentEntry(r: AuditRow): AuditEntryView {
+  const v: AuditEntryView = {
+    id: r.id,
+    org: r.org_id,
+    actorUserId: r.actor_user_id,
+    action: r.action,
+    resourceType: r.resource_type,
+    resourceId: r.resource_id,
+    timestamp: r.timestamp.toISOString(),
+  };
+  if (r.metadata) v.metadata = r.metadata;
+  return v;
+}
+
+export async function auditLog(
+  ctx: AppContext,
+  orgId: string,
+  f: AuditLogFilter,
+): Promise<{ items: AuditEntryView[]; total: number }> {
+  const { rows, total } = await queryAuditLog(ctx.db, orgId, {
+    action: f.action,
+    actorUserId: f.actorUserId,
+    resourceType: f.resourceType,
+    resourceId: f.resourceId,
+    since: f.since !== undefined ? new Date(f.since) : undefined,
+    until: f.until !== undefined ? new Date(f.until) : undefined,
+    limit: f.limit,
+    offset: f.offset,
+  });
+  return { items: rows.map(presentEntry), total };
+}
+
+/**
+ * Deletes, permanently, the audit entries older than their org tier's retention
+ * (`defaults.auditRetentionDays`; null keeps them forever, and an unknown tier is never pruned).
+ * Returns how many entries went. Safe to run on several instances at once.
+ */
+export async function pruneAuditLog(ctx: AppContext): Promise<number> {
+  const now = ctx.clock.nowMs();
+  let deleted = 0;
+  for (const [tier, days] of Object.entries(defaults.auditRetentionDays)) {
+    if (days === null) continue;
+    const cutoff = new Date(now - days * DAY_SECONDS * 1000);
+    for (;;) {
+      const n = await pruneBatch(ctx.db, tier, cutoff, PRUNE_BATCH);
+      deleted += n;
+      if (n < PRUNE_BATCH) break;
+    }
+  }
+  return deleted;
+}
+
+/**
+ * Runs the pruning once a day (the first run a minute after start). The timers are unref'd so they
+ * never hold the process open, and stopped when the context closes.
+ */
+export function startAuditPruning(ctx: AppContext, log: { error(obj: unknown, msg: string): void }): void {
+  let current: Promise<void> | null = null;
+  const run = () => {
+    current ??= pruneAuditLog(ctx)
+      .then(() => undefined)
+      .catch((err) => log.error({ err }, 'audit log pruning failed'))
+      .finally(() => {
+        current = null;
+      });
+  };
+  const first = setTimeout(run, 60_000);
+  const daily = setInterval(run, DAY_SECONDS * 1000);
+  first.unref();
+  daily.unref();
+  ctx.hooks.onClose.push(async () => {
+    clearTimeout(first);
+    clearInterval(daily);
+    // A run in flight finishes before the database closes under it.
+    await current;
+  });
+}

@@ -1,0 +1,89 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { authErrors, errorResponses, listOf } from '../../http/schemas.js';
+import { assignRole, listMembers, removeMember, removeRole, transferOwnership } from './members.service.js';
+import { type OrgScopeOptions, orgScope } from './org-scope.js';
+import {
+  AssignRoleBody,
+  MemberListQuery,
+  MemberParams,
+  MemberRoleParams,
+  MemberSchema,
+  OrgParams,
+  TransferOwnershipBody,
+} from './orgs.schemas.js';
+
+/** Members of an org, their roles, and ownership. */
+export const membersRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, opts) => {
+  const ctx = app.ctx;
+  const scope = orgScope(ctx, opts);
+
+  app.get(
+    '/:orgSlug/members',
+    {
+      schema: {
+        params: OrgParams,
+        querystring: MemberListQuery,
+        response: { 200: listOf(MemberSchema), ...authErrors },
+      },
+      preHandler: scope.read('org.members.view'),
+    },
+    async (req) => listMembers(ctx, req.org.id, req.query),
+  );
+
+  app.post(
+    '/:orgSlug/members/:userId/roles',
+    {
+      schema: {
+        params: MemberParams,
+        body: AssignRoleBody,
+        response: { 201: MemberSchema, ...authErrors, ...errorResponses(422) },
+      },
+      preHandler: scope.write('org.members.edit'),
+    },
+    async (req, reply) =>
+      reply
+        .code(201)
+        .send(await assignRole(ctx, req.org.id, scope.actor(req), req.params.userId, req.body.roleId)),
+  );
+
+  app.delete(
+    '/:orgSlug/members/:userId/roles/:roleId',
+    {
+      schema: {
+        params: MemberRoleParams,
+        response: { 204: Type.Null(), ...authErrors, ...errorResponses(422) },
+      },
+      preHandler: scope.write('org.members.edit'),
+    },
+    async (req, reply) => {
+      await removeRole(ctx, req.org.id, scope.actor(req), req.params.userId, req.params.roleId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.delete(
+    '/:orgSlug/members/:userId',
+    {
+      schema: { params: MemberParams, response: { 204: Type.Null(), ...authErrors, ...errorResponses(422) } },
+      preHandler: scope.write('org.members.edit'),
+    },
+    async (req, reply) => {
+      await removeMember(ctx, req.org.id, scope.actor(req), req.params.userId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/:orgSlug/transfer-ownership',
+    {
+      schema: {
+        params: OrgParams,
+        body: TransferOwnershipBody,
+        response: { 200: MemberSchema, ...authErrors, ...errorResponses(422) },
+      },
+      preHandler: scope.write('org.ownership.transfer'),
+    },
+    async (req) => transferOwnership(ctx, req.org.id, scope.actor(req), req.body.newOwnerUserId),
+  );
+};

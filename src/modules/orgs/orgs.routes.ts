@@ -1,0 +1,101 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { authenticate, principalOf } from '../../http/auth.js';
+import { requireSystemPermission, systemPermissions } from '../../http/permissions.js';
+import { authErrors, errorResponses, listOf } from '../../http/schemas.js';
+import { auditLogRoutes } from './audit-log.routes.js';
+import { startAuditPruning } from './audit-log.service.js';
+import { membersRoutes } from './members.routes.js';
+import { type OrgScopeOptions, orgScope } from './org-scope.js';
+import { CreateOrgBody, OrgListQuery, OrgParams, OrgSchema, UpdateOrgBody } from './orgs.schemas.js';
+import { createOrg, deleteOrg, listOrgs, presentOrg, updateOrg } from './orgs.service.js';
+import { rolesRoutes } from './roles.routes.js';
+
+/** The routes under `/:orgSlug`, registered for members and again as the admin mirror. */
+const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, opts) => {
+  const ctx = app.ctx;
+  const scope = orgScope(ctx, opts);
+
+  app.get(
+    '/:orgSlug',
+    {
+      schema: { params: OrgParams, response: { 200: OrgSchema, ...authErrors } },
+      preHandler: scope.read('org.read'),
+    },
+    async (req) => presentOrg(ctx.db, ctx, req.org),
+  );
+
+  app.patch(
+    '/:orgSlug',
+    {
+      schema: { params: OrgParams, body: UpdateOrgBody, response: { 200: OrgSchema, ...authErrors } },
+      preHandler: scope.write('org.edit'),
+    },
+    async (req) => updateOrg(ctx, req.org, principalOf(req).userId, req.body),
+  );
+
+  app.delete(
+    '/:orgSlug',
+    {
+      schema: { params: OrgParams, response: { 204: Type.Null(), ...authErrors, ...errorResponses(422) } },
+      preHandler: scope.write('org.delete'),
+    },
+    async (req, reply) => {
+      await deleteOrg(ctx, req.org, principalOf(req).userId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  // Only `admin` passes down: the prefix is already applied to this plugin's children.
+  const scoped = { admin: opts.admin };
+  await app.register(rolesRoutes, scoped);
+  await app.register(membersRoutes, scoped);
+  await app.register(auditLogRoutes, scoped);
+};
+
+/** Organizations, their roles and members, the audit log, and the admin mirror of all of it. */
+export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const ctx = app.ctx;
+  const byUser = (req: { principal: { userId: string } | null }) =>
+    req.principal ? `user:${req.principal.userId}` : undefined;
+
+  app.post(
+    '/identity/organizations',
+    {
+      schema: { body: CreateOrgBody, response: { 201: OrgSchema, ...authErrors, ...errorResponses(409) } },
+      preHandler: [authenticate(ctx), ctx.rateLimits.guard('orgWrite', byUser)],
+    },
+    async (req, reply) => reply.code(201).send(await createOrg(ctx, principalOf(req).userId, req.body)),
+  );
+
+  app.get(
+    '/identity/organizations',
+    {
+      schema: { querystring: OrgListQuery, response: { 200: listOf(OrgSchema), ...authErrors } },
+      preHandler: [authenticate(ctx), ctx.rateLimits.guard('orgRead', byUser)],
+    },
+    async (req) => {
+      const userId = principalOf(req).userId;
+      const all = (await systemPermissions(ctx, userId)).has('admin.orgs.view');
+      return listOrgs(ctx, { memberUserId: all ? undefined : userId, ...req.query });
+    },
+  );
+
+  app.get(
+    '/admin/identity/organizations',
+    {
+      schema: { querystring: OrgListQuery, response: { 200: listOf(OrgSchema), ...authErrors } },
+      preHandler: [
+        authenticate(ctx),
+        requireSystemPermission(ctx, 'admin.orgs.view'),
+        ctx.rateLimits.guard('orgRead', byUser),
+      ],
+    },
+    async (req) => listOrgs(ctx, req.query),
+  );
+
+  await app.register(orgScopedRoutes, { prefix: '/identity/organizations', admin: false });
+  await app.register(orgScopedRoutes, { prefix: '/admin/identity/organizations', admin: true });
+
+  startAuditPruning(ctx, app.log);
+};
