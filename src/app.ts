@@ -10,6 +10,7 @@ import { installErrorHandling } from './http/error-handler.js';
 import { brandsModule } from './modules/brands/brands.plugin.js';
 import { filesRoutes } from './modules/files/files.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { orgsRoutes } from './modules/orgs/orgs.routes.js';
 import { tokenGatesRoutes } from './modules/token-gates/token-gates.routes.js';
 import { wellKnownRoutes } from './oidc/discovery.js';
@@ -105,6 +106,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(wellKnownRoutes);
   await app.register(filesRoutes);
   // Modules: one line each, in dependency order.
+  await app.register(webhooksRoutes);
   await app.register(webhooksRoutes);
   await app.register(orgsRoutes);
   await app.register(brandsModule);

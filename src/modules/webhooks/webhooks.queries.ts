@@ -1,0 +1,369 @@
+import { type Selectable, sql } from 'kysely';
+import type { Db, Timestamp, Trx } from '../../db/types.js';
+
+export interface WebhooksTable {
+  id: string;
+  org_id: string;
+  url: string;
+  events: string[];
+  events_key: string;
+  secret_enc: string;
+  enabled: boolean;
+  consecutive_failures: number;
+  last_delivered_at: Timestamp | null;
+  disabled_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed_timeout' | 'failed_status' | 'failed_network';
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  org_id: string;
+  event_id: string | null;
+  event: string;
+  url: string;
+  body: string;
+  status: DeliveryStatus;
+  response_code: number | null;
+  response_body_excerpt: string | null;
+  attempt_count: number;
+  queued_at: Timestamp;
+  delivered_at: Timestamp | null;
+  next_attempt_at: Timestamp | null;
+  locked_until: Timestamp | null;
+  replay_of: string | null;
+}
+
+declare module '../../db/types.js' {
+  interface Database {
+    webhooks: WebhooksTable;
+    webhook_deliveries: WebhookDeliveriesTable;
+  }
+}
+
+export type WebhookRow = Selectable<WebhooksTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+type Conn = Db | Trx;
+
+/** Columns of a delivery that the API shows (never the lease or the body). */
+const DELIVERY_COLUMNS = [
+  'id',
+  'webhook_id',
+  'event',
+  'url',
+  'status',
+  'response_code',
+  'response_body_excerpt',
+  'attempt_count',
+  'queued_at',
+  'delivered_at',
+  'next_attempt_at',
+] as const;
+export type DeliveryView = Pick<DeliveryRow, (typeof DELIVERY_COLUMNS)[number]>;
+
+export async function insertWebhook(db: Conn, row: WebhookRow): Promise<void> {
+  await db.insertInto('webhooks').values(row).execute();
+}
+
+export async function findWebhook(db: Conn, orgId: string, id: string): Promise<WebhookRow | undefined> {
+  return db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** Locks the webhook row for the rest of the transaction (updates read-modify-write it). */
+export async function findWebhookForUpdate(
+  trx: Trx,
+  orgId: string,
+  id: string,
+): Promise<WebhookRow | undefined> {
+  return trx
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function listWebhooks(db: Conn, orgId: string): Promise<WebhookRow[]> {
+  return db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .execute();
+}
+
+export async function updateWebhook(
+  trx: Trx,
+  orgId: string,
+  id: string,
+  values: Partial<Omit<WebhookRow, 'id' | 'org_id' | 'created_at'>>,
+): Promise<WebhookRow | undefined> {
+  return trx
+    .updateTable('webhooks')
+    .set(values)
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteWebhook(trx: Trx, orgId: string, id: string): Promise<boolean> {
+  const res = await trx
+    .deleteFrom('webhooks')
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+/** Every webhook of an org is switched off (org deletion): no new deliveries, pending ones pause. */
+export async function disableAllWebhooks(trx: Trx, orgId: string, now: Date): Promise<number> {
+  const res = await trx
+    .updateTable('webhooks')
+    .set({ enabled: false, updated_at: now })
+    .where('org_id', '=', orgId)
+    .where('enabled', '=', true)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+/** Enabled webhooks of an org, with the org slug (the envelope's `org`). */
+export async function enabledWebhooksOfOrg(
+  trx: Trx,
+  orgId: string,
+): Promise<Array<{ id: string; url: string; events: string[]; slug: string }>> {
+  return trx
+    .selectFrom('webhooks as w')
+    .innerJoin('orgs as o', 'o.id', 'w.org_id')
+    .select(['w.id', 'w.url', 'w.events', 'o.slug'])
+    .where('w.org_id', '=', orgId)
+    .where('w.enabled', '=', true)
+    .execute();
+}
+
+export async function insertDeliveries(db: Conn, rows: DeliveryRow[]): Promise<void> {
+  if (rows.length > 0) await db.insertInto('webhook_deliveries').values(rows).execute();
+}
+
+/** Wakes the delivery workers of every instance on this schema once the transaction commits. */
+export async function notifyWorkers(trx: Trx): Promise<void> {
+  await sql`select pg_notify(${WORKER_CHANNEL}, current_schema())`.execute(trx);
+}
+export const WORKER_CHANNEL = 'gatehouse_webhooks';
+
+export async function findDelivery(
+  db: Conn,
+  webhookId: string,
+  id: string,
+): Promise<(DeliveryView & { body: string; org_id: string; event_id: string | null }) | undefined> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .select([...DELIVERY_COLUMNS, 'body', 'org_id', 'event_id'])
+    .where('webhook_id', '=', webhookId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function findDeliveryView(db: Conn, id: string): Promise<DeliveryView | undefined> {
+  return db.selectFrom('webhook_deliveries').select(DELIVERY_COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+export interface DeliveryFilter {
+  status?: DeliveryStatus | 'failed';
+  event?: string;
+  since?: Date;
+  until?: Date;
+  limit: number;
+  offset: number;
+}
+
+export async function listDeliveries(
+  db: Conn,
+  webhookId: string,
+  f: DeliveryFilter,
+): Promise<{ items: DeliveryView[]; total: number }> {
+  let q = db.selectFrom('webhook_deliveries').where('webhook_id', '=', webhookId);
+  if (f.status === 'failed')
+    q = q.where('status', 'in', ['failed_timeout', 'failed_status', 'failed_network']);
+  else if (f.status) q = q.where('status', '=', f.status);
+  if (f.event) q = q.where('event', '=', f.event);
+  if (f.since) q = q.where('queued_at', '>=', f.since);
+  if (f.until) q = q.where('queued_at', '<', f.until);
+  const [items, count] = await Promise.all([
+    q
+      .select(DELIVERY_COLUMNS)
+      .orderBy('queued_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(f.limit)
+      .offset(f.offset)
+      .execute(),
+    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { items, total: Number(count.n) };
+}
+
+/** A claimed attempt: the delivery plus what sending needs from its webhook. */
+export interface ClaimedAttempt {
+  id: string;
+  webhook_id: string;
+  org_id: string;
+  event: string;
+  body: string;
+  attempt_count: number;
+  url: string;
+  secret_enc: string;
+}
+
+/**
+ * Claims up to `limit` due attempts in one statement: pending rows whose time has come, not leased
+ * by another instance, of enabled webhooks. SKIP LOCKED lets several instances claim side by side
+ * without waiting on or taking each other's rows; the lease (`locked_until`) keeps a row from being
+ * claimed again while its attempt is in flight, and `attempt_count` is bumped here so that a late
+ * result from an expired lease can be told apart.
+ */
+export async function claimDue(
+  db: Conn,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+): Promise<ClaimedAttempt[]> {
+  const res = await sql<ClaimedAttempt>`
+    update webhook_deliveries d
+       set attempt_count = d.attempt_count + 1, locked_until = ${leaseUntil}, url = w.url
+      from webhooks w
+     where w.id = d.webhook_id
+       and d.id in (
+         select dd.id
+           from webhook_deliveries dd
+           join webhooks ww on ww.id = dd.webhook_id
+          where dd.status = 'pending'
+            and dd.next_attempt_at <= ${now}
+            and (dd.locked_until is null or dd.locked_until <= ${now})
+            and ww.enabled
+          order by dd.next_attempt_at
+          limit ${limit}
+          for update of dd skip locked)
+    returning d.id, d.webhook_id, d.org_id, d.event, d.body, d.attempt_count, w.url, w.secret_enc`.execute(
+    db,
+  );
+  return res.rows;
+}
+
+/** The secret and URL of a delivery claimed at insert time (the test route's first attempt). */
+export async function attemptOf(db: Conn, deliveryId: string): Promise<ClaimedAttempt | undefined> {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+    .select([
+      'd.id',
+      'd.webhook_id',
+      'd.org_id',
+      'd.event',
+      'd.body',
+      'd.attempt_count',
+      'w.url',
+      'w.secret_enc',
+    ])
+    .where('d.id', '=', deliveryId)
+    .executeTakeFirst();
+}
+
+/**
+ * Records a successful attempt and resets the webhook's failure count in one statement. The webhook
+ * row is only written when something changes (failures to reset, or a later `lastDeliveredAt`), so
+ * a busy webhook does not serialise every delivery on its row lock.
+ */
+export async function recordSuccess(
+  db: Conn,
+  a: { id: string; attempt: number; now: Date; code: number; excerpt: string },
+): Promise<boolean> {
+  const res = await sql<{ id: string }>`
+    with d as (
+      update webhook_deliveries
+         set status = 'succeeded', response_code = ${a.code}, response_body_excerpt = ${a.excerpt},
+             delivered_at = ${a.now}, next_attempt_at = null, locked_until = null
+       where id = ${a.id} and attempt_count = ${a.attempt} and status = 'pending'
+       returning webhook_id),
+    w as (
+      update webhooks
+         set consecutive_failures = 0, last_delivered_at = ${a.now}
+       where id in (select webhook_id from d)
+         and (consecutive_failures <> 0 or last_delivered_at is null or last_delivered_at < ${a.now}::timestamptz)
+       returning id)
+    select webhook_id as id from d`.execute(db);
+  return res.rows.length > 0;
+}
+
+/** A failed attempt with retries left: back to pending, due at `nextAttemptAt`. */
+export async function recordRetry(
+  db: Conn,
+  a: { id: string; attempt: number; nextAttemptAt: Date; code: number | null; excerpt: string | null },
+): Promise<boolean> {
+  const res = await db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: 'pending',
+      response_code: a.code,
+      response_body_excerpt: a.excerpt,
+      next_attempt_at: a.nextAttemptAt,
+      locked_until: null,
+    })
+    .where('id', '=', a.id)
+    .where('attempt_count', '=', a.attempt)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** The last attempt failed: the delivery takes that failure status for good. Returns its webhook id. */
+export async function recordFinalFailure(
+  trx: Trx,
+  a: { id: string; attempt: number; status: DeliveryStatus; code: number | null; excerpt: string | null },
+): Promise<string | undefined> {
+  const row = await trx
+    .updateTable('webhook_deliveries')
+    .set({
+      status: a.status,
+      response_code: a.code,
+      response_body_excerpt: a.excerpt,
+      next_attempt_at: null,
+      locked_until: null,
+    })
+    .where('id', '=', a.id)
+    .where('attempt_count', '=', a.attempt)
+    .where('status', '=', 'pending')
+    .returning('webhook_id')
+    .executeTakeFirst();
+  return row?.webhook_id;
+}
+
+/** Counts one more exhausted delivery; returns the new count and whether the webhook is enabled. */
+export async function bumpFailures(
+  trx: Trx,
+  webhookId: string,
+): Promise<{ consecutive_failures: number; enabled: boolean; org_id: string } | undefined> {
+  return trx
+    .updateTable('webhooks')
+    .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))
+    .where('id', '=', webhookId)
+    .returning(['consecutive_failures', 'enabled', 'org_id'])
+    .executeTakeFirst();
+}
+
+export async function autoDisable(trx: Trx, webhookId: string, now: Date): Promise<void> {
+  await trx
+    .updateTable('webhooks')
+    .set({ enabled: false, disabled_at: now, updated_at: now })
+    .where('id', '=', webhookId)
+    .execute();
+}

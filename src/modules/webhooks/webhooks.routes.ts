@@ -1,0 +1,180 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { AppContext } from '../../context.js';
+import { addEventSink } from '../../events/outbox.js';
+import { authenticate, principalOf } from '../../http/auth.js';
+import { type OrgPermission, orgGuards } from '../../http/permissions.js';
+import { authErrors, errorResponses } from '../../http/schemas.js';
+import {
+  CreateWebhookBody,
+  DeliveriesQuery,
+  Delivery,
+  DeliveryList,
+  DeliveryParams,
+  OrgParams,
+  SecretResponse,
+  TestResponse,
+  UpdateWebhookBody,
+  Webhook,
+  WebhookList,
+  WebhookParams,
+  WebhookWithSecret,
+} from './webhooks.schemas.js';
+import * as service from './webhooks.service.js';
+import { WebhookWorker } from './worker.js';
+
+const workers = new WeakMap<AppContext, WebhookWorker>();
+
+/** This instance's delivery worker (tests drive it with `stop()` / `runOnce()`). */
+export function webhookWorker(ctx: AppContext): WebhookWorker {
+  let w = workers.get(ctx);
+  if (!w) {
+    w = new WebhookWorker(ctx);
+    workers.set(ctx, w);
+  }
+  return w;
+}
+
+const NoContent = Type.Null();
+
+/** The webhook routes for members (`admin: false`) or for the admin mirror (`admin: true`). */
+function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const ctx = app.ctx;
+    const worker = webhookWorker(ctx);
+    const requirePermission = orgGuards(ctx, { admin: opts.admin });
+    const auth = authenticate(ctx);
+    // The admin mirror spends its own buckets, so operators do not use up an org's budget.
+    const scope = opts.admin ? 'admin:' : '';
+    const orgKey = (req: FastifyRequest) => `${scope}${req.org.id}`;
+    const hookKey = (req: FastifyRequest) => `${scope}${req.org.id}:${(req.params as { id: string }).id}`;
+    const read = (p: OrgPermission) => [auth, requirePermission(p), ctx.rateLimits.guard('orgRead', orgKey)];
+    const write = (p: OrgPermission) => [
+      auth,
+      requirePermission(p),
+      ctx.rateLimits.guard('orgWrite', orgKey),
+    ];
+    const actor = (req: FastifyRequest) => principalOf(req).userId;
+
+    app.post(
+      '/',
+      {
+        schema: {
+          params: OrgParams,
+          body: CreateWebhookBody,
+          response: { 201: WebhookWithSecret, ...authErrors, ...errorResponses(409) },
+        },
+        preHandler: [...write('org.webhooks.edit'), ctx.rateLimits.guard('webhookCreate', orgKey)],
+      },
+      async (req, reply) =>
+        reply.code(201).send(await service.createWebhook(ctx, req.org, actor(req), req.body)),
+    );
+
+    app.get(
+      '/',
+      {
+        schema: { params: OrgParams, response: { 200: WebhookList, ...authErrors } },
+        preHandler: read('org.webhooks.view'),
+      },
+      async (req) => service.listWebhooks(ctx, req.org.id),
+    );
+
+    app.get(
+      '/:id',
+      {
+        schema: { params: WebhookParams, response: { 200: Webhook, ...authErrors } },
+        preHandler: read('org.webhooks.view'),
+      },
+      async (req) => service.getWebhook(ctx, req.org.id, req.params.id),
+    );
+
+    app.patch(
+      '/:id',
+      {
+        schema: {
+          params: WebhookParams,
+          body: UpdateWebhookBody,
+          response: { 200: Webhook, ...authErrors, ...errorResponses(409) },
+        },
+        preHandler: write('org.webhooks.edit'),
+      },
+      async (req) => service.updateWebhook(ctx, req.org.id, actor(req), req.params.id, req.body),
+    );
+
+    app.delete(
+      '/:id',
+      {
+        schema: { params: WebhookParams, response: { 204: NoContent, ...authErrors } },
+        preHandler: write('org.webhooks.edit'),
+      },
+      async (req, reply) => {
+        await service.deleteWebhook(ctx, req.org.id, actor(req), req.params.id);
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.post(
+      '/:id/rotate-secret',
+      {
+        schema: { params: WebhookParams, response: { 200: SecretResponse, ...authErrors } },
+        preHandler: [...write('org.webhooks.edit'), ctx.rateLimits.guard('webhookRotate', hookKey)],
+      },
+      async (req) => service.rotateSecret(ctx, req.org.id, actor(req), req.params.id),
+    );
+
+    app.post(
+      '/:id/test',
+      {
+        schema: { params: WebhookParams, response: { 200: TestResponse, ...authErrors } },
+        preHandler: [...write('org.webhooks.edit'), ctx.rateLimits.guard('webhookTest', hookKey)],
+      },
+      async (req) => ({
+        delivery: await service.testWebhook(ctx, worker, req.org, actor(req), req.params.id),
+      }),
+    );
+
+    app.get(
+      '/:id/deliveries',
+      {
+        schema: {
+          params: WebhookParams,
+          querystring: DeliveriesQuery,
+          response: { 200: DeliveryList, ...authErrors },
+        },
+        preHandler: [...read('org.webhooks.view'), ctx.rateLimits.guard('webhookDeliveriesRead', hookKey)],
+      },
+      async (req) => service.listDeliveries(ctx, req.org.id, req.params.id, req.query),
+    );
+
+    app.post(
+      '/:id/deliveries/:deliveryId/replay',
+      {
+        schema: { params: DeliveryParams, response: { 201: Delivery, ...authErrors } },
+        preHandler: write('org.webhooks.edit'),
+      },
+      async (req, reply) =>
+        reply
+          .code(201)
+          .send(
+            await service.replayDelivery(ctx, req.org.id, actor(req), req.params.id, req.params.deliveryId),
+          ),
+    );
+  };
+}
+
+/**
+ * Webhooks: subscriptions, the delivery log, and this instance's delivery worker (started when the
+ * app is ready, stopped when it closes). The outbox sink queues deliveries in each event's transaction.
+ */
+export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const ctx = app.ctx;
+  addEventSink(service.webhookOutboxSink);
+  const worker = webhookWorker(ctx);
+  app.addHook('onReady', async () => worker.start());
+  app.addHook('onClose', async () => worker.close());
+  await app.register(scopedRoutes({ admin: false }), { prefix: '/identity/organizations/:orgSlug/webhooks' });
+  await app.register(scopedRoutes({ admin: true }), {
+    prefix: '/admin/identity/organizations/:orgSlug/webhooks',
+  });
+};

@@ -1,0 +1,278 @@
+import pg from 'pg';
+import { defaults } from '../../config/defaults.js';
+import type { AppContext } from '../../context.js';
+import { recordMutation } from '../../events/outbox.js';
+import { type AttemptResult, DeliveryClient, type DeliveryClientOptions, signedHeaders } from './delivery.js';
+import {
+  autoDisable,
+  bumpFailures,
+  type ClaimedAttempt,
+  claimDue,
+  recordFinalFailure,
+  recordRetry,
+  recordSuccess,
+  WORKER_CHANNEL,
+} from './webhooks.queries.js';
+
+export interface WorkerOptions {
+  /** Attempts claimed per query. */
+  batchSize?: number;
+  /** Attempts in flight at once in this instance. */
+  concurrency?: number;
+  /** How often an idle worker looks for due retries (notifications wake it sooner for new rows). */
+  pollIntervalMs?: number;
+  /** Listen for commit-time notifications of new deliveries (default true). */
+  listen?: boolean;
+  /** Delivery client settings; `allowPrivateNetworks` defaults to the configuration. */
+  client?: Partial<DeliveryClientOptions>;
+}
+
+/**
+ * The delivery worker of one instance. Every instance runs one; they share the queue (the
+ * `webhook_deliveries` rows) and claim attempts with FOR UPDATE SKIP LOCKED under a lease longer
+ * than the response timeout, so each attempt is sent by exactly one instance. A crash mid-attempt
+ * leaves the lease to expire and the row to be claimed again (at-least-once).
+ *
+ * `start()` runs the loop in the background; `runOnce()` lets tests drive it one step at a time.
+ */
+export class WebhookWorker {
+  private client: DeliveryClient;
+  private readonly batchSize: number;
+  private readonly concurrency: number;
+  private readonly pollIntervalMs: number;
+  private readonly listen: boolean;
+  private running = false;
+  private loopPromise: Promise<void> | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  private wakeUp: (() => void) | null = null;
+  private woken = false;
+  private unlisten: (() => Promise<void>) | null = null;
+  private readonly secrets = new Map<string, { sealed: string; secret: string }>();
+
+  constructor(
+    private readonly ctx: AppContext,
+    opts: WorkerOptions = {},
+  ) {
+    this.batchSize = opts.batchSize ?? 100;
+    this.concurrency = opts.concurrency ?? 200;
+    this.pollIntervalMs = opts.pollIntervalMs ?? 500;
+    this.listen = opts.listen ?? true;
+    this.client = this.makeClient(opts.client);
+  }
+
+  /** The lease is longer than the response timeout, so a live instance always finishes first. */
+  private get leaseMs(): number {
+    return this.client.timeoutMs + 30_000;
+  }
+
+  /** When a lease taken at `now` ends. */
+  leaseUntil(now: Date): Date {
+    return new Date(now.getTime() + this.leaseMs);
+  }
+
+  private makeClient(opts: Partial<DeliveryClientOptions> = {}): DeliveryClient {
+    return new DeliveryClient({
+      allowPrivateNetworks: this.ctx.config.webhookAllowPrivateNetworks,
+      ...opts,
+    });
+  }
+
+  /** Replaces the delivery client (tests: a trusted CA for the local receiver, a short timeout). */
+  configureClient(opts: Partial<DeliveryClientOptions>): void {
+    this.client.close();
+    this.client = this.makeClient(opts);
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    if (this.listen) await this.subscribe();
+    this.loopPromise = this.loop();
+  }
+
+  /** Stops claiming, waits for attempts in flight to be recorded. Idempotent. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loopPromise;
+    this.loopPromise = null;
+    await Promise.allSettled([...this.inFlight]);
+    if (this.unlisten) {
+      const u = this.unlisten;
+      this.unlisten = null;
+      await u().catch(() => {});
+    }
+  }
+
+  /** Stops and releases sockets: the end of this worker. */
+  async close(): Promise<void> {
+    await this.stop();
+    this.client.close();
+  }
+
+  /** Wakes the loop (new rows committed, or a slot freed). */
+  wake(): void {
+    this.woken = true;
+    const w = this.wakeUp;
+    this.wakeUp = null;
+    w?.();
+  }
+
+  /** Claims the attempts due now (at most one batch), sends them, records the results. */
+  async runOnce(): Promise<number> {
+    const claimed = await this.claim(this.batchSize);
+    await Promise.all(claimed.map((a) => this.process(a)));
+    return claimed.length;
+  }
+
+  private async claim(limit: number): Promise<ClaimedAttempt[]> {
+    const now = this.ctx.clock.now();
+    return claimDue(this.ctx.db, now, this.leaseUntil(now), limit);
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      this.woken = false;
+      let full = false;
+      const free = this.concurrency - this.inFlight.size;
+      if (free > 0) {
+        const want = Math.min(free, this.batchSize);
+        let claimed: ClaimedAttempt[] = [];
+        try {
+          claimed = await this.claim(want);
+        } catch {
+          // The database is unreachable or closing: try again on the next tick.
+        }
+        for (const a of claimed) {
+          const p: Promise<void> = this.process(a)
+            .then(() => {})
+            .catch(() => {})
+            .finally(() => {
+              this.inFlight.delete(p);
+              this.wake();
+            });
+          this.inFlight.add(p);
+        }
+        full = claimed.length === want;
+      }
+      if (!this.running) break;
+      if (full && this.inFlight.size < this.concurrency) continue;
+      if (this.woken) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.pollIntervalMs);
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakeUp = null;
+    }
+  }
+
+  private secretOf(a: ClaimedAttempt): string {
+    const cached = this.secrets.get(a.webhook_id);
+    if (cached && cached.sealed === a.secret_enc) return cached.secret;
+    const secret = this.ctx.encryptor.decrypt(a.secret_enc, `webhook:${a.webhook_id}`);
+    this.secrets.set(a.webhook_id, { sealed: a.secret_enc, secret });
+    return secret;
+  }
+
+  /** Sends a claimed attempt and records its outcome. Used by the loop and by the test route. */
+  async process(a: ClaimedAttempt): Promise<AttemptResult> {
+    let result: AttemptResult;
+    try {
+      const headers = signedHeaders(
+        { id: a.id, event: a.event, body: a.body, secret: this.secretOf(a) },
+        this.ctx.clock.nowSec(),
+      );
+      result = await this.client.send(a.url, headers, a.body);
+    } catch {
+      result = { status: 'failed_network', responseCode: null, responseBodyExcerpt: null };
+    }
+    await this.record(a, result);
+    return result;
+  }
+
+  private async record(a: ClaimedAttempt, r: AttemptResult): Promise<void> {
+    const ctx = this.ctx;
+    const now = ctx.clock.now();
+    if (r.status === 'succeeded') {
+      await recordSuccess(ctx.db, {
+        id: a.id,
+        attempt: a.attempt_count,
+        now,
+        code: r.responseCode ?? 0,
+        excerpt: r.responseBodyExcerpt ?? '',
+      });
+      return;
+    }
+    const schedule = ctx.config.webhookRetrySchedule;
+    // Attempt n (1-based) is followed by retry n, at schedule[n-1] seconds, while retries remain.
+    if (a.attempt_count <= schedule.length) {
+      await recordRetry(ctx.db, {
+        id: a.id,
+        attempt: a.attempt_count,
+        nextAttemptAt: new Date(now.getTime() + schedule[a.attempt_count - 1] * 1000),
+        code: r.responseCode,
+        excerpt: r.responseBodyExcerpt,
+      });
+      return;
+    }
+    await ctx.db.transaction().execute(async (trx) => {
+      const webhookId = await recordFinalFailure(trx, {
+        id: a.id,
+        attempt: a.attempt_count,
+        status: r.status,
+        code: r.responseCode,
+        excerpt: r.responseBodyExcerpt,
+      });
+      if (!webhookId) return;
+      const w = await bumpFailures(trx, webhookId);
+      if (w?.enabled && w.consecutive_failures >= defaults.webhookAutoDisableAfter) {
+        await autoDisable(trx, webhookId, now);
+        await recordMutation(trx, ctx.clock, {
+          orgId: w.org_id,
+          actorUserId: null,
+          action: 'webhook.disabled',
+          resourceType: 'webhook',
+          resourceId: webhookId,
+          metadata: { reason: 'consecutive_failures', consecutiveFailures: w.consecutive_failures },
+        });
+      }
+    });
+  }
+
+  /**
+   * New deliveries notify on commit (pg_notify in the outbox sink), so the worker sends within
+   * milliseconds instead of at the next poll. Polling remains the fallback for retries and for
+   * notifications lost while a listener reconnects.
+   */
+  private async subscribe(): Promise<void> {
+    const schema = this.ctx.config.databaseSchema ?? 'public';
+    const onNotify = (payload?: string | null) => {
+      if (!payload || payload === schema) this.wake();
+    };
+    const { database, config } = this.ctx;
+    try {
+      if (database.kind === 'pglite' && database.pglite) {
+        const off = await database.pglite.listen(WORKER_CHANNEL, (p) => onNotify(p));
+        this.unlisten = async () => off();
+      } else if (database.kind === 'postgres' && config.databaseUrl) {
+        const client = new pg.Client({ connectionString: config.databaseUrl });
+        client.on('error', () => {
+          /* the poll keeps deliveries moving; the listener is best-effort */
+        });
+        client.on('notification', (n) => onNotify(n.payload));
+        await client.connect();
+        await client.query(`listen ${WORKER_CHANNEL}`);
+        this.unlisten = () => client.end();
+      }
+    } catch {
+      this.unlisten = null;
+    }
+  }
+}
