@@ -1,0 +1,96 @@
+/**
+ * Discovery and JWKS throughput against a bare Fastify JSON reply, in the same run, same load.
+ *   node --import tsx bench/wellknown.ts [--duration 10] [--connections 50]
+ * Uses DATABASE_URL when set (else a throwaway embedded database). The rate limiter runs with a
+ * multiplier so large that it never refuses.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+
+const arg = (name: string, def: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : def;
+};
+const duration = arg('duration', 10);
+const connections = arg('connections', 50);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      /* starting */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`not up: ${url}`);
+}
+
+function load(url: string): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon({ url, connections, duration, pipelining: 1 }, (err, res) => (err ? reject(err) : resolve(res)));
+  });
+}
+
+async function main() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
+  const gatePort = await freePort();
+  const barePort = await freePort();
+  const env = {
+    ...process.env,
+    NODE_ENV: 'production',
+    PORT: String(gatePort),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${gatePort}`,
+    DATA_DIR: dataDir,
+    ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64'),
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_MULTIPLIER: '1000000',
+  };
+  const children: ChildProcess[] = [];
+  try {
+    children.push(spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: 'inherit' }));
+    children.push(
+      spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(barePort)], { stdio: 'inherit' }),
+    );
+    await waitFor(`http://127.0.0.1:${gatePort}/readyz`);
+    await waitFor(`http://127.0.0.1:${barePort}/`);
+
+    const targets: Array<[string, string]> = [
+      ['bare Fastify JSON', `http://127.0.0.1:${barePort}/`],
+      ['discovery', `http://127.0.0.1:${gatePort}/.well-known/openid-configuration`],
+      ['jwks', `http://127.0.0.1:${gatePort}/.well-known/jwks.json`],
+    ];
+    for (const [, url] of targets) await load(url.replace(/$/, '')); // warm-up pass (JIT, caches)
+    const results: Record<string, number> = {};
+    for (const [name, url] of targets) {
+      const r = await load(url);
+      results[name] = r.requests.average;
+      console.log(
+        `${name.padEnd(18)} ${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  non-2xx ${r.non2xx}`,
+      );
+    }
+    const bare = results['bare Fastify JSON'];
+    console.log(`discovery / bare: ${((results.discovery / bare) * 100).toFixed(1)} %`);
+    console.log(`jwks / bare:      ${((results.jwks / bare) * 100).toFixed(1)} %`);
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
