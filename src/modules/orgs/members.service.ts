@@ -138,12 +138,12 @@ export async function removeMember(
     if (!(await q.lockActiveOrg(trx, orgId))) throw notFound('organization');
     if (!(await q.lockMembership(trx, orgId, userId))) throw notFound('member');
     const held = (await q.rolesOfMembers(trx, orgId, [userId])).get(userId) ?? [];
+    if (held.some((r) => r.built_in === 'owner'))
+      throw unprocessable('the Owner cannot be removed; transfer ownership first');
     assertHolds(
       actor,
       held.flatMap((r) => r.permissions),
     );
-    if (held.some((r) => r.built_in === 'owner'))
-      throw unprocessable('the Owner cannot be removed; transfer ownership first');
     await q.deleteMembership(trx, orgId, userId);
     const removedRoles = held.map((r) => r.name);
     await recordMutation(trx, ctx.clock, {
