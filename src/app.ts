@@ -13,6 +13,8 @@ import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { orgsRoutes } from './modules/orgs/orgs.routes.js';
 import { tokenGatesRoutes } from './modules/token-gates/token-gates.routes.js';
 import { wellKnownRoutes } from './oidc/discovery.js';
+import { signinRoutes } from './oidc/signin-routes.js';
+import { tokenRoutes } from './oidc/token-routes.js';
 import { healthRoutes } from './ops/health.js';
 import { closeContext } from './server.js';
 
@@ -106,6 +108,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(wellKnownRoutes);
   await app.register(filesRoutes);
   // Modules: one line each, in dependency order.
+  await app.register(tokenRoutes);
+  await app.register(signinRoutes);
   await app.register(webhooksRoutes);
   await app.register(orgsRoutes);
   await app.register(brandsModule);

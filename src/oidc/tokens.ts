@@ -4,13 +4,14 @@ import type { AppContext } from '../context.js';
 import type { Db, Executor } from '../db/types.js';
 import type { EventType } from '../events/catalog.js';
 import { recordMutation } from '../events/outbox.js';
+import { OAuthError } from '../http/errors.js';
 import type { Clock } from '../lib/clock.js';
 import { sha256 } from '../lib/hash.js';
 import { newId, newSecret } from '../lib/ids.js';
 import { fileUrl } from '../modules/files/files.service.js';
 import type { Client } from './clients.js';
 import type { GrantType } from './discovery.js';
-import { signJwt } from './jwt.js';
+import { signJwt, verifyJwt } from './jwt.js';
 
 /** The token endpoint's success body (RFC 6749 §5.1). */
 export interface TokenResponse {
@@ -164,7 +165,8 @@ export async function issueTokens(ctx: AppContext, input: IssueTokensInput): Pro
   }
 
   const wantsIdToken = scopes.includes('openid');
-  const profile = wantsIdToken ? await loadUserProfile(ctx, user.id) : null;
+  const profile = await loadUserProfile(ctx, user.id);
+  if (!profile) throw new OAuthError('invalid_grant', 'the user of this grant no longer exists');
   const accessToken = await signAccessToken(ctx, client, user.id, scopes, jti, user.authTime);
   const response: TokenResponse = {
     access_token: accessToken,
@@ -172,7 +174,7 @@ export async function issueTokens(ctx: AppContext, input: IssueTokensInput): Pro
     expires_in: defaults.accessTokenTtl,
     scope: scopes.join(' '),
   };
-  if (wantsIdToken && profile) {
+  if (wantsIdToken) {
     const claims: Record<string, unknown> = {
       iss: ctx.config.issuer,
       sub: user.id,
@@ -319,4 +321,42 @@ export function tokenEvents(ctx: AppContext): TokenEventWriter {
     writers.set(ctx, w);
   }
   return w;
+}
+
+/**
+ * Verifies an access token of any brand as the issuer does: RS256 by one of our keys, `typ`
+ * at+jwt (so an ID token is refused), our issuer, unexpired, and passing every registered check
+ * (revoked jti, disabled app, deleted user). Null when any of it fails.
+ */
+export async function verifyAccessToken(
+  ctx: AppContext,
+  token: string,
+): Promise<
+  (Record<string, unknown> & { sub: string; client_id: string; jti: string; exp: number; iat: number }) | null
+> {
+  const claims = await verifyJwt(ctx.keys, ctx.clock, token, { issuer: ctx.config.issuer, typ: 'at+jwt' });
+  if (
+    !claims ||
+    typeof claims.sub !== 'string' ||
+    typeof claims.client_id !== 'string' ||
+    typeof claims.jti !== 'string' ||
+    typeof claims.exp !== 'number' ||
+    typeof claims.iat !== 'number'
+  )
+    return null;
+  for (const check of ctx.hooks.accessTokenChecks) {
+    if (!(await check(claims))) return null;
+  }
+  return claims as Record<string, unknown> & {
+    sub: string;
+    client_id: string;
+    jti: string;
+    exp: number;
+    iat: number;
+  };
+}
+
+/** Whether a string has the shape of a compact JWS (three base64url parts). */
+export function looksLikeJwt(token: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
 }

@@ -1,0 +1,188 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { defaults } from '../config/defaults.js';
+import { OAuthError } from '../http/errors.js';
+import { ErrorEnvelope, OAuthErrorBody } from '../http/schemas.js';
+import { authenticateClient, claimedClientId } from './client-auth.js';
+import { DEVICE_GRANT, deviceAuthorize } from './device-authorize.js';
+import { introspectToken, registerApiKeyIntrospector } from './introspect.js';
+import { revocationCheck, sweepExpired } from './revocation.js';
+import { revokeToken } from './revoke.js';
+import { tokenEndpoint } from './token/index.js';
+import { userinfo } from './userinfo.js';
+
+/** A form field: one string (a repeated field arrives as an array and is refused, RFC 6749 §3.2). */
+const Field = Type.String({ maxLength: 4096 });
+
+const TokenBody = Type.Object(
+  {
+    grant_type: Type.Optional(Field),
+    client_id: Type.Optional(Field),
+    client_secret: Type.Optional(Field),
+    code: Type.Optional(Field),
+    redirect_uri: Type.Optional(Field),
+    code_verifier: Type.Optional(Field),
+    refresh_token: Type.Optional(Field),
+    scope: Type.Optional(Field),
+    device_code: Type.Optional(Field),
+  },
+  { additionalProperties: Field },
+);
+
+const TokenResponse = Type.Object({
+  access_token: Type.String(),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer(),
+  scope: Type.String(),
+  refresh_token: Type.Optional(Type.String()),
+  id_token: Type.Optional(Type.String()),
+});
+
+const TokenOnlyBody = Type.Object(
+  {
+    token: Type.Optional(Field),
+    token_type_hint: Type.Optional(Field),
+    client_id: Type.Optional(Field),
+    client_secret: Type.Optional(Field),
+  },
+  { additionalProperties: Field },
+);
+
+const IntrospectionResponse = Type.Object({
+  active: Type.Boolean(),
+  scope: Type.Optional(Type.String()),
+  client_id: Type.Optional(Type.String()),
+  token_type: Type.Optional(Type.String()),
+  exp: Type.Optional(Type.Integer()),
+  iat: Type.Optional(Type.Integer()),
+  sub: Type.Optional(Type.String()),
+  iss: Type.Optional(Type.String()),
+  aud: Type.Optional(Type.String()),
+});
+
+const DeviceBody = Type.Object(
+  { client_id: Type.Optional(Field), client_secret: Type.Optional(Field), scope: Type.Optional(Field) },
+  { additionalProperties: Field },
+);
+
+const DeviceResponse = Type.Object({
+  device_code: Type.String(),
+  user_code: Type.String(),
+  verification_uri: Type.String(),
+  verification_uri_complete: Type.String(),
+  expires_in: Type.Integer(),
+  interval: Type.Integer(),
+});
+
+const UserinfoResponse = Type.Object({
+  sub: Type.String(),
+  preferred_username: Type.Optional(Type.String()),
+  given_name: Type.Optional(Type.String()),
+  family_name: Type.Optional(Type.String()),
+  picture: Type.Optional(Type.String()),
+});
+
+const oauthErrors = { 400: OAuthErrorBody, 401: OAuthErrorBody, 429: OAuthErrorBody, 500: OAuthErrorBody };
+
+/** The /oauth2 POST endpoints take form bodies only (interface: "The /oauth2/* POST bodies are form-encoded"). */
+async function formOnly(req: FastifyRequest): Promise<void> {
+  const type = req.headers['content-type'] ?? '';
+  if (!/^application\/x-www-form-urlencoded\b/i.test(type))
+    throw new OAuthError('invalid_request', 'the body must be application/x-www-form-urlencoded');
+}
+
+function required(value: string | undefined, field: string): string {
+  if (!value) throw new OAuthError('invalid_request', `${field} is required`);
+  return value;
+}
+
+/** Rate-limit key: the claimed client id (before authentication, so secret guessing is limited). */
+const byClient = (req: FastifyRequest) => `client:${claimedClientId(req) ?? `ip:${req.ip}`}`;
+
+/**
+ * The token side of the issuer: token, revoke, introspect, device authorization and userinfo.
+ * Registers the issuer's access-token check (revoked jtis, disabled apps, deleted users), the
+ * API-key introspector when the users side is present, and a sweeper for expired rows.
+ */
+export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const ctx = app.ctx;
+  ctx.hooks.accessTokenChecks.push(revocationCheck(ctx));
+  await registerApiKeyIntrospector(ctx);
+
+  const sweeper = setInterval(() => {
+    sweepExpired(ctx.db, ctx.clock).catch((err) => app.log.warn({ err }, 'token sweep failed'));
+  }, defaults.tokenSweepInterval * 1000);
+  sweeper.unref();
+  ctx.hooks.onClose.push(() => clearInterval(sweeper));
+
+  app.post(
+    '/oauth2/token',
+    {
+      schema: { body: TokenBody, response: { 200: TokenResponse, ...oauthErrors } },
+      preValidation: formOnly,
+      // Device polling is paced per device code (interval, slow_down), not per client.
+      preHandler: ctx.rateLimits.guard('token', (req) =>
+        (req.body as { grant_type?: string }).grant_type === DEVICE_GRANT ? undefined : byClient(req),
+      ),
+    },
+    async (req, reply) => {
+      const tokens = await tokenEndpoint(ctx, req, req.body);
+      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(tokens);
+    },
+  );
+
+  app.post(
+    '/oauth2/revoke',
+    {
+      schema: { body: TokenOnlyBody, response: { 200: Type.String({ maxLength: 0 }), ...oauthErrors } },
+      preValidation: formOnly,
+      preHandler: ctx.rateLimits.guard('revoke', byClient),
+    },
+    async (req, reply) => {
+      const client = await authenticateClient(ctx, req, req.body);
+      await revokeToken(ctx, client, required(req.body.token, 'token'), req.body.token_type_hint);
+      return reply.code(200).header('cache-control', 'no-store').send('');
+    },
+  );
+
+  app.post(
+    '/oauth2/introspect',
+    {
+      schema: { body: TokenOnlyBody, response: { 200: IntrospectionResponse, ...oauthErrors } },
+      preValidation: formOnly,
+      preHandler: ctx.rateLimits.guard('introspect', byClient),
+    },
+    async (req, reply) => {
+      const client = await authenticateClient(ctx, req, req.body);
+      const result = await introspectToken(ctx, client, required(req.body.token, 'token'));
+      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(result);
+    },
+  );
+
+  app.post(
+    '/oauth2/device/authorize',
+    {
+      schema: { body: DeviceBody, response: { 200: DeviceResponse, ...oauthErrors } },
+      preValidation: formOnly,
+      preHandler: ctx.rateLimits.guard('deviceAuthorize', byClient),
+    },
+    async (req, reply) => {
+      const result = await deviceAuthorize(ctx, req, req.body);
+      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(result);
+    },
+  );
+
+  const userinfoSchema = { response: { 200: UserinfoResponse, 401: ErrorEnvelope, 429: ErrorEnvelope } };
+  for (const method of ['GET', 'POST'] as const) {
+    app.route({
+      method,
+      url: '/userinfo',
+      schema: userinfoSchema,
+      handler: async (req, reply) => {
+        const body = await userinfo(ctx, req, reply);
+        return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(body);
+      },
+    });
+  }
+};

@@ -1,0 +1,39 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { invalidToken, unauthorized } from '../http/errors.js';
+import { loadUserProfile, profileClaims, verifyAccessToken } from './tokens.js';
+
+export interface UserinfoResponse {
+  sub: string;
+  preferred_username?: string;
+  given_name?: string;
+  family_name?: string;
+  picture?: string;
+}
+
+function bearerToken(req: FastifyRequest): string {
+  const h = req.headers.authorization;
+  if (!h) throw unauthorized('a Bearer access token is required');
+  const m = /^Bearer[ ]+([\x21-\x7e]+)\s*$/i.exec(h);
+  if (!m) throw invalidToken('expected "Authorization: Bearer <access token>"');
+  return m[1];
+}
+
+/**
+ * GET/POST /userinfo: an access token of any brand, for a live user of a live app. Profile claims
+ * with the `profile` scope, only those with values; `email` never (interface).
+ */
+export async function userinfo(
+  ctx: AppContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<UserinfoResponse> {
+  const claims = await verifyAccessToken(ctx, bearerToken(req));
+  // Client-credentials tokens (sub = client id) have no user to describe.
+  if (!claims || claims.sub === claims.client_id) throw invalidToken();
+  await ctx.rateLimits.consume('userinfo', claims.jti, reply);
+  const profile = await loadUserProfile(ctx, claims.sub);
+  if (!profile) throw invalidToken();
+  const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ') : [];
+  return { sub: profile.id, ...profileClaims(profile, scopes, { idToken: false }) };
+}
