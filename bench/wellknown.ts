@@ -41,7 +41,9 @@ async function waitFor(url: string): Promise<void> {
 
 function load(url: string): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
-    autocannon({ url, connections, duration, pipelining: 1 }, (err, res) => (err ? reject(err) : resolve(res)));
+    autocannon({ url, connections, duration, pipelining: 1 }, (err, res) =>
+      err ? reject(err) : resolve(res),
+    );
   });
 }
 
@@ -64,7 +66,9 @@ async function main() {
   try {
     children.push(spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: 'inherit' }));
     children.push(
-      spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(barePort)], { stdio: 'inherit' }),
+      spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(barePort)], {
+        stdio: 'inherit',
+      }),
     );
     await waitFor(`http://127.0.0.1:${gatePort}/readyz`);
     await waitFor(`http://127.0.0.1:${barePort}/`);

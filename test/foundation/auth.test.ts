@@ -4,7 +4,15 @@ import { SignJWT, UnsecuredJWT } from 'jose';
 import { authenticate, principalOf } from '../../src/http/auth.js';
 import { normalizePermission, orgGuards, requireSystemPermission } from '../../src/http/permissions.js';
 import { signJwt } from '../../src/oidc/jwt.js';
-import { buildTestApp, consoleToken, createUser, grantSystem, json, type TestApp, type TestUser } from '../helpers/app.js';
+import {
+  buildTestApp,
+  consoleToken,
+  createUser,
+  grantSystem,
+  json,
+  type TestApp,
+  type TestUser,
+} from '../helpers/app.js';
 import { addMember, seedOrg, type TestOrg } from '../helpers/fixtures.js';
 
 describe('bearer authentication and permissions', () => {
@@ -20,7 +28,9 @@ describe('bearer authentication and permissions', () => {
         const ctx = app.ctx;
         const requirePermission = orgGuards(ctx);
         const adminPermission = orgGuards(ctx, { admin: true });
-        app.get('/test/me', { preHandler: authenticate(ctx) }, async (req) => ({ userId: principalOf(req).userId }));
+        app.get('/test/me', { preHandler: authenticate(ctx) }, async (req) => ({
+          userId: principalOf(req).userId,
+        }));
         app.get(
           '/test/orgs/:orgSlug/apps',
           { preHandler: [authenticate(ctx), requirePermission('org.apps.view')] },
@@ -128,7 +138,11 @@ describe('bearer authentication and permissions', () => {
 
   it('refuses a token whose user was deleted', async () => {
     const gone = await createUser(t);
-    await t.ctx.db.updateTable('users').set({ deleted_at: t.clock.now() }).where('id', '=', gone.id).execute();
+    await t.ctx.db
+      .updateTable('users')
+      .set({ deleted_at: t.clock.now() })
+      .where('id', '=', gone.id)
+      .execute();
     await invalid(gone.token);
   });
 
@@ -141,7 +155,11 @@ describe('bearer authentication and permissions', () => {
   });
 
   it('answers 403 forbidden with details.missing when the role lacks the permission', async () => {
-    const res = await t.app.inject({ method: 'POST', url: `/test/orgs/${org.slug}/apps`, headers: member.auth });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/test/orgs/${org.slug}/apps`,
+      headers: member.auth,
+    });
     assert.equal(res.statusCode, 403);
     const body = json(res);
     assert.equal(body.error.code, 'forbidden');
@@ -160,9 +178,17 @@ describe('bearer authentication and permissions', () => {
   it('reads permissions live: a removed member loses access at once', async () => {
     const temp = await createUser(t);
     await addMember(t, org, temp, 'admin');
-    assert.equal((await t.app.inject({ method: 'POST', url: `/test/orgs/${org.slug}/apps`, headers: temp.auth })).statusCode, 200);
+    assert.equal(
+      (await t.app.inject({ method: 'POST', url: `/test/orgs/${org.slug}/apps`, headers: temp.auth }))
+        .statusCode,
+      200,
+    );
     await t.ctx.db.deleteFrom('org_members').where('user_id', '=', temp.id).execute();
-    assert.equal((await t.app.inject({ method: 'POST', url: `/test/orgs/${org.slug}/apps`, headers: temp.auth })).statusCode, 404);
+    assert.equal(
+      (await t.app.inject({ method: 'POST', url: `/test/orgs/${org.slug}/apps`, headers: temp.auth }))
+        .statusCode,
+      404,
+    );
   });
 
   it('admin mirror needs the system permission, not membership', async () => {

@@ -85,43 +85,80 @@ describe('gatehouse CLI with a running server', () => {
     const id = `usr_${randomAlphanumeric(10)}`;
     const uname = `cli-${randomAlphanumeric(6).toLowerCase()}`;
     // Insert the user through the same path the CLI uses, while the server runs.
-    const h = await openDatabase(loadConfig(env as never, () => {}), { preferSocket: true });
+    const h = await openDatabase(
+      loadConfig(env as never, () => {}),
+      { preferSocket: true },
+    );
     await h.db
       .insertInto('users')
-      .values({ id, username: uname, last_seen: new Date(), created_at: new Date(), updated_at: new Date(), deleted_at: null } as never)
+      .values({
+        id,
+        username: uname,
+        last_seen: new Date(),
+        created_at: new Date(),
+        updated_at: new Date(),
+        deleted_at: null,
+      } as never)
       .execute();
     await h.close();
 
-    const granted = await run(process.execPath, [BIN, 'admin', 'grant', uname, 'AdminPermission.OrgsView'], { env });
+    const granted = await run(process.execPath, [BIN, 'admin', 'grant', uname, 'AdminPermission.OrgsView'], {
+      env,
+    });
     assert.match(granted.stdout, /granted admin\.orgs\.view/);
     const all = await run(process.execPath, [BIN, 'admin', 'grant', id], { env });
     assert.match(all.stdout, /admin\.users\.view/);
 
-    const h2 = await openDatabase(loadConfig(env as never, () => {}), { preferSocket: true });
-    const perms = await h2.db.selectFrom('system_permissions').select('permission').where('user_id', '=', id).execute();
-    assert.deepEqual(perms.map((p) => p.permission).sort(), ['admin.orgs.edit', 'admin.orgs.view', 'admin.users.view']);
+    const h2 = await openDatabase(
+      loadConfig(env as never, () => {}),
+      { preferSocket: true },
+    );
+    const perms = await h2.db
+      .selectFrom('system_permissions')
+      .select('permission')
+      .where('user_id', '=', id)
+      .execute();
+    assert.deepEqual(perms.map((p) => p.permission).sort(), [
+      'admin.orgs.edit',
+      'admin.orgs.view',
+      'admin.users.view',
+    ]);
     await run(process.execPath, [BIN, 'admin', 'revoke', id, 'admin.orgs.edit'], { env });
-    const left = await h2.db.selectFrom('system_permissions').select('permission').where('user_id', '=', id).execute();
+    const left = await h2.db
+      .selectFrom('system_permissions')
+      .select('permission')
+      .where('user_id', '=', id)
+      .execute();
     assert.deepEqual(left.map((p) => p.permission).sort(), ['admin.orgs.view', 'admin.users.view']);
     await h2.close();
   });
 
   it('refuses an unknown user or permission with exit code 2', async () => {
-    await assert.rejects(run(process.execPath, [BIN, 'admin', 'grant', 'nobody-here'], { env }), (e: { code: number; stderr: string }) => {
-      assert.equal(e.code, 2);
-      assert.match(e.stderr, /no user found/);
-      return true;
-    });
-    await assert.rejects(run(process.execPath, [BIN, 'admin', 'grant', 'x', 'admin.everything'], { env }), (e: { code: number }) => e.code === 2);
+    await assert.rejects(
+      run(process.execPath, [BIN, 'admin', 'grant', 'nobody-here'], { env }),
+      (e: { code: number; stderr: string }) => {
+        assert.equal(e.code, 2);
+        assert.match(e.stderr, /no user found/);
+        return true;
+      },
+    );
+    await assert.rejects(
+      run(process.execPath, [BIN, 'admin', 'grant', 'x', 'admin.everything'], { env }),
+      (e: { code: number }) => e.code === 2,
+    );
   });
 
   it('keys rotate takes effect on the running server', async () => {
-    const before = (await (await fetch(`${base}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> };
+    const before = (await (await fetch(`${base}/.well-known/jwks.json`)).json()) as {
+      keys: Array<{ kid: string }>;
+    };
     const { stdout } = await run(process.execPath, [BIN, 'keys', 'rotate'], { env });
     const kid = /new signing key (\S+)/.exec(stdout)?.[1];
     assert.ok(kid);
     await new Promise((r) => setTimeout(r, 1100)); // the server rereads the key set at most once a second
-    const afterRotate = (await (await fetch(`${base}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> };
+    const afterRotate = (await (await fetch(`${base}/.well-known/jwks.json`)).json()) as {
+      keys: Array<{ kid: string }>;
+    };
     assert.deepEqual(
       afterRotate.keys.map((k) => k.kid).sort(),
       [...before.keys.map((k) => k.kid), kid].sort(),

@@ -18,7 +18,10 @@ describe('configuration', () => {
   });
 
   it('strips a trailing slash from BASE_URL', () => {
-    assert.equal(loadConfig({ ...base, BASE_URL: 'https://id.example.com/' }).issuer, 'https://id.example.com');
+    assert.equal(
+      loadConfig({ ...base, BASE_URL: 'https://id.example.com/' }).issuer,
+      'https://id.example.com',
+    );
   });
 
   const bad: Array<[Record<string, string>, RegExp]> = [
@@ -53,7 +56,12 @@ describe('configuration', () => {
   });
 
   it('honours every setting in production too', () => {
-    const c = loadConfig({ ...base, NODE_ENV: 'production', RATE_LIMIT_MULTIPLIER: '0', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
+    const c = loadConfig({
+      ...base,
+      NODE_ENV: 'production',
+      RATE_LIMIT_MULTIPLIER: '0',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    });
     assert.equal(c.rateLimitMultiplier, 0);
     assert.equal(c.webhookAllowPrivateNetworks, true);
   });

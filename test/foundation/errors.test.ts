@@ -45,18 +45,26 @@ describe('error envelopes', () => {
   after(() => t.close());
 
   it('lists every failing field with a code', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/test/echo', payload: { name: '', extra: 1, count: -1 } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/test/echo',
+      payload: { name: '', extra: 1, count: -1 },
+    });
     assert.equal(res.statusCode, 400);
     const body = json(res);
     assert.equal(body.error.code, 'validation_failed');
-    const fields = body.error.details.fields.map((f: { field: string; code: string }) => `${f.field}:${f.code}`).sort();
+    const fields = body.error.details.fields
+      .map((f: { field: string; code: string }) => `${f.field}:${f.code}`)
+      .sort();
     assert.deepEqual(fields, ['count:out_of_range', 'extra:unknown_field', 'name:too_short']);
   });
 
   it('names a missing required field', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/test/echo', payload: {} });
     assert.equal(res.statusCode, 400);
-    assert.deepEqual(json(res).error.details.fields, [{ field: 'name', code: 'required', message: 'is required' }]);
+    assert.deepEqual(json(res).error.details.fields, [
+      { field: 'name', code: 'required', message: 'is required' },
+    ]);
   });
 
   it('does not coerce JSON body types but does coerce query strings', async () => {

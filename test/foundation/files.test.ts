@@ -31,7 +31,12 @@ describe('files', () => {
 
   it('stores a PNG and serves it at its URL', async () => {
     const m = multipart('a.png', 'image/png', PNG);
-    const res = await t.app.inject({ method: 'POST', url: '/files', ...m, headers: { ...m.headers, ...user.auth } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/files',
+      ...m,
+      headers: { ...m.headers, ...user.auth },
+    });
     assert.equal(res.statusCode, 201);
     const file = json(res);
     assert.equal(file.contentType, 'image/png');
@@ -47,7 +52,12 @@ describe('files', () => {
 
   it('judges the type by the bytes, not the claimed content type', async () => {
     const m = multipart('a.png', 'image/png', Buffer.from('#!/bin/sh\necho hi\n'));
-    const res = await t.app.inject({ method: 'POST', url: '/files', ...m, headers: { ...m.headers, ...user.auth } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/files',
+      ...m,
+      headers: { ...m.headers, ...user.auth },
+    });
     assert.equal(res.statusCode, 400);
     assert.equal(json(res).error.code, 'validation_failed');
     assert.equal(json(res).error.details.fields[0].field, 'file');
@@ -56,7 +66,12 @@ describe('files', () => {
   it('refuses files over 2 MB with 413', async () => {
     const big = Buffer.concat([PNG, Buffer.alloc(2 * 1024 * 1024 + 10)]);
     const m = multipart('big.png', 'image/png', big);
-    const res = await t.app.inject({ method: 'POST', url: '/files', ...m, headers: { ...m.headers, ...user.auth } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/files',
+      ...m,
+      headers: { ...m.headers, ...user.auth },
+    });
     assert.equal(res.statusCode, 413);
     assert.equal(json(res).error.code, 'payload_too_large');
   });
@@ -66,7 +81,12 @@ describe('files', () => {
       '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><script>alert(2)</script><a href="javascript:alert(3)"><circle r="4"/></a><foreignObject><div/></foreignObject></svg>',
     );
     const m = multipart('x.svg', 'image/svg+xml', svg);
-    const res = await t.app.inject({ method: 'POST', url: '/files', ...m, headers: { ...m.headers, ...user.auth } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/files',
+      ...m,
+      headers: { ...m.headers, ...user.auth },
+    });
     assert.equal(res.statusCode, 201);
     const served = (await t.app.inject(`/files/${json(res).fileKey}`)).body;
     assert.ok(!/script|onload|javascript:|foreignObject/i.test(served), served);

@@ -56,14 +56,24 @@ describe('persistence of the embedded database', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-data-'));
     const env = { NODE_ENV: 'test', DATA_DIR: dir, LOG_LEVEL: 'silent', BASE_URL: 'http://gatehouse.test' };
     try {
-      const first = await createContext(loadConfig(env, () => {}), { warn: () => {} });
+      const first = await createContext(
+        loadConfig(env, () => {}),
+        { warn: () => {} },
+      );
       const app1 = await buildApp(first);
       const jwks1 = (await app1.inject('/.well-known/jwks.json')).body;
       await app1.close();
-      const second = await createContext(loadConfig(env, () => {}), { warn: () => {} });
+      const second = await createContext(
+        loadConfig(env, () => {}),
+        { warn: () => {} },
+      );
       const app2 = await buildApp(second);
       const jwks2 = (await app2.inject('/.well-known/jwks.json')).body;
-      const consoleApp = await second.db.selectFrom('apps').select('client_id').where('client_id', '=', 'console').execute();
+      const consoleApp = await second.db
+        .selectFrom('apps')
+        .select('client_id')
+        .where('client_id', '=', 'console')
+        .execute();
       await app2.close();
       assert.equal(jwks2, jwks1);
       assert.equal(consoleApp.length, 1);

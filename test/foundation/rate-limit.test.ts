@@ -63,13 +63,21 @@ describe('rate limits', () => {
       return;
     }
     const a = await buildTestApp({ env: { RATE_LIMIT_MULTIPLIER: '0.005' } });
-    const b = await buildTestApp({ env: { RATE_LIMIT_MULTIPLIER: '0.005', REDIS_PREFIX: a.ctx.config.redisPrefix } });
+    const b = await buildTestApp({
+      env: { RATE_LIMIT_MULTIPLIER: '0.005', REDIS_PREFIX: a.ctx.config.redisPrefix },
+    });
     try {
       const ip = '203.0.113.5';
       for (const app of [a, b, a]) {
-        assert.equal((await app.app.inject({ url: '/.well-known/jwks.json', remoteAddress: ip })).statusCode, 200);
+        assert.equal(
+          (await app.app.inject({ url: '/.well-known/jwks.json', remoteAddress: ip })).statusCode,
+          200,
+        );
       }
-      assert.equal((await b.app.inject({ url: '/.well-known/jwks.json', remoteAddress: ip })).statusCode, 429);
+      assert.equal(
+        (await b.app.inject({ url: '/.well-known/jwks.json', remoteAddress: ip })).statusCode,
+        429,
+      );
     } finally {
       await a.close();
       await b.close();

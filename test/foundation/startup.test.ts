@@ -25,11 +25,17 @@ describe('startup', () => {
     try {
       const ctxs = await Promise.all([0, 1, 2].map(() => createContext(config, { warn: () => {} })));
       const db = ctxs[0].db;
-      const migrations = await sql<{ n: number }>`select count(*)::int as n from schema_migrations`.execute(db);
+      const migrations = await sql<{ n: number }>`select count(*)::int as n from schema_migrations`.execute(
+        db,
+      );
       assert.equal(migrations.rows[0].n, listMigrations().length);
       const keys = await db.selectFrom('signing_keys').select('kid').execute();
       assert.equal(keys.length, 1);
-      const consoleApps = await db.selectFrom('apps').select('id').where('client_id', '=', 'console').execute();
+      const consoleApps = await db
+        .selectFrom('apps')
+        .select('id')
+        .where('client_id', '=', 'console')
+        .execute();
       assert.equal(consoleApps.length, 1);
       const roles = await db.selectFrom('roles').select('id').where('org_id', '=', 'org_system').execute();
       assert.equal(roles.length, 3);
@@ -56,7 +62,10 @@ describe('startup', () => {
       env.DATABASE_URL = process.env.DATABASE_URL;
       env.DATABASE_SCHEMA = `gh_log_${randomAlphanumeric(8).toLowerCase()}`;
     }
-    const ctx = await createContext(loadConfig(env, () => {}), { memory: true, warn: () => {} });
+    const ctx = await createContext(
+      loadConfig(env, () => {}),
+      { memory: true, warn: () => {} },
+    );
     const app = await buildApp(ctx, { logStream: { write: (l: string) => void lines.push(l) } });
     try {
       await app.inject({
@@ -69,7 +78,8 @@ describe('startup', () => {
       const entry = JSON.parse(lines[0]);
       assert.ok(entry.reqId, 'each line carries the request id');
     } finally {
-      if (env.DATABASE_SCHEMA) await sql`drop schema if exists ${sql.id(env.DATABASE_SCHEMA)} cascade`.execute(ctx.db);
+      if (env.DATABASE_SCHEMA)
+        await sql`drop schema if exists ${sql.id(env.DATABASE_SCHEMA)} cascade`.execute(ctx.db);
       await app.close();
     }
   });
