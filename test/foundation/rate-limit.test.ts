@@ -50,6 +50,27 @@ describe('rate limits', () => {
     }
   });
 
+  it('falls back to per-instance memory counters when Redis is unreachable', async () => {
+    const down = await buildTestApp({
+      env: { RATE_LIMIT_MULTIPLIER: '0.005', REDIS_URL: 'redis://127.0.0.1:1' },
+    });
+    try {
+      const ip = '198.51.100.10';
+      for (let i = 0; i < 3; i++) {
+        assert.equal(
+          (await down.app.inject({ url: '/.well-known/jwks.json', remoteAddress: ip })).statusCode,
+          200,
+        );
+      }
+      assert.equal(
+        (await down.app.inject({ url: '/.well-known/jwks.json', remoteAddress: ip })).statusCode,
+        429,
+      );
+    } finally {
+      await down.close();
+    }
+  });
+
   it('shares one budget between instances on the same store', async () => {
     if (!process.env.REDIS_URL) {
       // Without Redis each instance counts alone; the shared case is exercised when REDIS_URL is set.
