@@ -9,6 +9,7 @@ import type { AppContext } from './context.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { brandsModule } from './modules/brands/brands.plugin.js';
 import { filesRoutes } from './modules/files/files.routes.js';
+import { usersRoutes } from './modules/users/users.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { orgsRoutes } from './modules/orgs/orgs.routes.js';
 import { tokenGatesRoutes } from './modules/token-gates/token-gates.routes.js';
@@ -114,6 +115,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(orgsRoutes);
   await app.register(brandsModule);
   await app.register(tokenGatesRoutes);
+  await app.register(usersRoutes);
 
   if (opts.ownsContext !== false) app.addHook('onClose', async () => closeContext(ctx));
   return app;

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { sha256 } from '../../src/lib/hash.js';
 import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
 import type { TestApp } from './app.js';
@@ -113,4 +113,83 @@ export async function seedClient(t: TestApp, opts: SeedClientOptions = {}): Prom
     clientSecret,
     redirectUri: redirectUris[0],
   };
+}
+
+/** A PKCE verifier and its S256 challenge. */
+export function pkce(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** A random client IP, so tests do not share the per-IP rate-limit buckets. */
+export function randomIp(): string {
+  const b = randomBytes(3);
+  return `10.${b[0]}.${b[1]}.${b[2]}`;
+}
+
+/** The standard authorize query for `client`, with overrides (null removes a parameter). */
+export function authorizeQuery(
+  client: SeededClient,
+  overrides: Record<string, string | null> = {},
+  challenge = pkce().challenge,
+): string {
+  const base: Record<string, string | null> = {
+    client_id: client.clientId,
+    redirect_uri: client.redirectUri,
+    response_type: 'code',
+    scope: 'openid profile',
+    state: `st-${randomAlphanumeric(8)}`,
+    nonce: `n-${randomAlphanumeric(8)}`,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...overrides,
+  };
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(base)) if (v !== null) q.append(k, v);
+  return q.toString();
+}
+
+/** Cookies set by a response, as a Cookie header value (merged into `jar`). */
+export function collectCookies(
+  res: { cookies: Array<{ name: string; value: string }> },
+  jar: Record<string, string> = {},
+): Record<string, string> {
+  for (const c of res.cookies) jar[c.name] = c.value;
+  return jar;
+}
+
+export function cookieHeader(jar: Record<string, string>): string {
+  return Object.entries(jar)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('; ');
+}
+
+/**
+ * Signs `wallet` in through the headless API of interaction `id`: challenge, sign, verify.
+ * Returns the verify response and the cookie jar it filled.
+ */
+export async function walletSignIn(
+  t: TestApp,
+  id: string,
+  wallet: {
+    address: string;
+    prove(message: string): { address: string; signature: string; signedMessage: string };
+  },
+  jar: Record<string, string> = {},
+) {
+  const ch = await t.app.inject({
+    method: 'POST',
+    url: `/interactions/${id}/wallet/challenge`,
+    payload: { address: wallet.address },
+    headers: { cookie: cookieHeader(jar) },
+  });
+  if (ch.statusCode !== 200) throw new Error(`challenge failed: ${ch.statusCode} ${ch.body}`);
+  const verify = await t.app.inject({
+    method: 'POST',
+    url: `/interactions/${id}/wallet/verify`,
+    payload: wallet.prove(ch.json().message),
+    headers: { cookie: cookieHeader(jar) },
+  });
+  collectCookies(verify, jar);
+  return { res: verify, jar };
 }

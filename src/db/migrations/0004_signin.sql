@@ -51,8 +51,6 @@ create table interactions (
   user_id text references users (id) on delete cascade,
   session_id text,
   auth_time timestamptz,
-  -- SHA-256 hex of the CSRF token embedded in the hosted page.
-  csrf_hash text not null,
   created_at timestamptz not null,
   expires_at timestamptz not null,
   completed_at timestamptz,

@@ -51,7 +51,6 @@ export interface InteractionsTable {
   user_id: string | null;
   session_id: string | null;
   auth_time: Timestamp | null;
-  csrf_hash: string;
   created_at: Timestamp;
   expires_at: Timestamp;
   completed_at: Timestamp | null;

@@ -1,0 +1,208 @@
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { PROVIDER_TYPES, WALLET_PROVIDER } from '../providers/types.js';
+import { type Client, loadClient } from './clients.js';
+import { findConsentGrant, grantCovers } from './consent.js';
+import { brandScopeDescriptions } from './interactions/interactions.queries.js';
+import {
+  KNOWN_STANDARD_SCOPES,
+  createInteraction,
+  finish,
+  loadInteraction,
+  withQuery,
+} from './interactions/interactions.service.js';
+import type { InteractionParams } from './interactions/tables.js';
+import { findSession } from './sessions.js';
+
+/**
+ * The authorize endpoint as a pipeline of small checks. Errors about the client or the redirect URI
+ * are shown to the user (never redirected: the URI is not trusted yet); every later error goes back
+ * to the client's redirect URI with `state` and `iss` (RFC 9207).
+ */
+export type AuthorizeOutcome =
+  | { kind: 'page'; error: string; description: string }
+  | { kind: 'redirect'; location: string };
+
+class Refusal extends Error {
+  constructor(
+    readonly error: string,
+    readonly description: string,
+  ) {
+    super(description);
+  }
+}
+
+const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
+const PROVIDERS = new Set<string>([WALLET_PROVIDER, ...PROVIDER_TYPES]);
+/** base64url of a SHA-256 digest: 43 characters. */
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+const MAX_PARAM_LENGTH = 2048;
+
+/** The query as given, duplicates kept (Fastify's parser would merge them into arrays). */
+function rawParams(req: FastifyRequest): Map<string, string[]> {
+  const q = req.url.indexOf('?');
+  const out = new Map<string, string[]>();
+  if (q < 0) return out;
+  for (const [k, v] of new URLSearchParams(req.url.slice(q + 1))) {
+    const list = out.get(k);
+    if (list) list.push(v);
+    else out.set(k, [v]);
+  }
+  return out;
+}
+
+function single(params: Map<string, string[]>, name: string): string | undefined {
+  const v = params.get(name);
+  if (!v) return undefined;
+  if (v.length > 1) throw new Refusal('invalid_request', `${name} is given more than once`);
+  if (v[0].length > MAX_PARAM_LENGTH) throw new Refusal('invalid_request', `${name} is too long`);
+  return v[0] === '' ? undefined : v[0];
+}
+
+/** Client and redirect URI: failures here are answered on a page. */
+async function checkClient(
+  ctx: AppContext,
+  params: Map<string, string[]>,
+): Promise<{ client: Client; redirectUri: string }> {
+  const clientId = single(params, 'client_id');
+  if (!clientId) throw new Refusal('invalid_request', 'client_id is required');
+  const client = await loadClient(ctx, clientId);
+  if (!client) throw new Refusal('invalid_client', 'unknown or disabled client');
+  const redirectUri = single(params, 'redirect_uri');
+  if (!redirectUri) throw new Refusal('invalid_request', 'redirect_uri is required');
+  // Exact string comparison: no normalisation of case, slashes, ports, queries or userinfo.
+  if (!client.redirectUris.includes(redirectUri)) {
+    throw new Refusal('invalid_request', 'redirect_uri is not registered for this client');
+  }
+  return { client, redirectUri };
+}
+
+async function checkScopes(ctx: AppContext, client: Client, raw: string | undefined): Promise<string[]> {
+  if (!raw) throw new Refusal('invalid_request', 'scope is required');
+  const scopes = [...new Set(raw.split(' ').filter(Boolean))];
+  if (scopes.length === 0) throw new Refusal('invalid_request', 'scope is required');
+  const allowed = new Set(client.allowedScopes);
+  const custom = scopes.some((s) => !KNOWN_STANDARD_SCOPES.has(s))
+    ? await brandScopeDescriptions(ctx, client.brandId)
+    : new Map<string, string>();
+  const bad = scopes.filter((s) => !allowed.has(s) || !(KNOWN_STANDARD_SCOPES.has(s) || custom.has(s)));
+  if (bad.length) throw new Refusal('invalid_scope', `scope not allowed for this client: ${bad.join(' ')}`);
+  return scopes;
+}
+
+function checkPkce(
+  client: Client,
+  challenge: string | undefined,
+  method: string | undefined,
+): string | undefined {
+  if (method !== undefined && method !== 'S256') {
+    throw new Refusal('invalid_request', 'code_challenge_method must be S256');
+  }
+  if (challenge === undefined) {
+    if (method !== undefined)
+      throw new Refusal('invalid_request', 'code_challenge is required with its method');
+    if (!client.isConfidential) throw new Refusal('invalid_request', 'code_challenge (S256) is required');
+    return undefined;
+  }
+  if (method === undefined) throw new Refusal('invalid_request', 'code_challenge_method is required');
+  if (!S256_CHALLENGE.test(challenge)) {
+    throw new Refusal('invalid_request', 'code_challenge must be a base64url SHA-256 digest');
+  }
+  return challenge;
+}
+
+function checkPrompt(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const values = raw.split(' ').filter(Boolean);
+  if (values.length !== 1 || !PROMPTS.has(values[0])) {
+    throw new Refusal('invalid_request', 'prompt must be one of none, login, consent, select_account');
+  }
+  return values[0];
+}
+
+export async function authorize(ctx: AppContext, req: FastifyRequest): Promise<AuthorizeOutcome> {
+  const params = rawParams(req);
+  let client: Client;
+  let redirectUri: string;
+  try {
+    ({ client, redirectUri } = await checkClient(ctx, params));
+  } catch (err) {
+    if (err instanceof Refusal) return { kind: 'page', error: err.error, description: err.description };
+    throw err;
+  }
+
+  // From here on the redirect URI is trusted: errors go back to it, with state if it was readable.
+  const stateValues = params.get('state');
+  const state = stateValues?.length === 1 ? stateValues[0] || undefined : undefined;
+  const back = (error: string, description: string): AuthorizeOutcome => ({
+    kind: 'redirect',
+    location: withQuery(redirectUri, {
+      error,
+      error_description: description,
+      state,
+      iss: ctx.config.issuer,
+    }),
+  });
+
+  try {
+    for (const [name, values] of params) {
+      if (values.length > 1) throw new Refusal('invalid_request', `${name} is given more than once`);
+    }
+    const responseType = single(params, 'response_type');
+    if (!responseType) throw new Refusal('invalid_request', 'response_type is required');
+    if (responseType !== 'code')
+      throw new Refusal('unsupported_response_type', 'only response_type=code is supported');
+    if (!client.allowedGrantTypes.includes('authorization_code')) {
+      throw new Refusal('unauthorized_client', 'this client may not use the authorization code grant');
+    }
+    if (!single(params, 'state')) throw new Refusal('invalid_request', 'state is required');
+    const scopes = await checkScopes(ctx, client, single(params, 'scope'));
+    const codeChallenge = checkPkce(
+      client,
+      single(params, 'code_challenge'),
+      single(params, 'code_challenge_method'),
+    );
+    const prompt = checkPrompt(single(params, 'prompt'));
+    const provider = single(params, 'provider');
+    if (provider !== undefined && !PROVIDERS.has(provider)) {
+      throw new Refusal('invalid_request', 'provider is not a known sign-in method');
+    }
+    const interactionParams: InteractionParams = {
+      redirectUri,
+      scopes,
+      state,
+      nonce: single(params, 'nonce'),
+      codeChallenge,
+      prompt,
+      loginHint: single(params, 'login_hint'),
+      provider,
+    };
+
+    const session =
+      prompt === 'login' || prompt === 'select_account' ? null : await findSession(ctx, req, client.brandId);
+    if (prompt === 'none' && !session)
+      throw new Refusal('login_required', 'no active session for this brand');
+    if (session) {
+      const covered =
+        client.firstParty ||
+        grantCovers(await findConsentGrant(ctx.db, session.userId, client.appId), scopes);
+      if (prompt === 'none' && !covered)
+        throw new Refusal('consent_required', 'the user has not consented to these scopes');
+      const id = await createInteraction(ctx, {
+        kind: 'authorize',
+        client,
+        params: interactionParams,
+        session,
+      });
+      if (covered && prompt !== 'consent') {
+        return { kind: 'redirect', location: await finish(ctx, await loadInteraction(ctx, id)) };
+      }
+      return { kind: 'redirect', location: `${ctx.config.baseUrl}/signin/${id}` };
+    }
+    const id = await createInteraction(ctx, { kind: 'authorize', client, params: interactionParams });
+    return { kind: 'redirect', location: `${ctx.config.baseUrl}/signin/${id}` };
+  } catch (err) {
+    if (err instanceof Refusal) return back(err.error, err.description);
+    throw err;
+  }
+}

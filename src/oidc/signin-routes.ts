@@ -1,0 +1,219 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { ApiError } from '../http/errors.js';
+import { ErrorEnvelope, OAuthErrorBody, errorResponses } from '../http/schemas.js';
+import { authorize } from './authorize.js';
+import { deviceDecision, devicePage } from './device-pages.js';
+import { isForm, requireJson, sameOriginGuard, wantsJson } from './interactions/guards.js';
+import {
+  decideConsent,
+  loadInteraction,
+  verifyWallet,
+  viewInteraction,
+  walletChallenge,
+} from './interactions/interactions.service.js';
+import { sendErrorPage } from './pages/html.js';
+import { renderSigninPage } from './pages/signin-page.js';
+
+const InteractionId = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9]{1,64}$' }) });
+
+const InteractionViewSchema = Type.Object({
+  id: Type.String(),
+  step: Type.Union([Type.Literal('signin'), Type.Literal('consent')]),
+  brand: Type.Object({
+    slug: Type.String(),
+    name: Type.String(),
+    logoUrl: Type.Optional(Type.String()),
+    primaryColor: Type.Optional(Type.String()),
+    privacyPolicyUrl: Type.Optional(Type.String()),
+    termsUrl: Type.Optional(Type.String()),
+  }),
+  app: Type.Object({ clientId: Type.String(), name: Type.String() }),
+  scopes: Type.Array(Type.Object({ name: Type.String(), description: Type.String() })),
+  providers: Type.Array(Type.String()),
+  expiresAt: Type.String(),
+});
+
+/** Base64 strings of the proof: bounded so a body cannot make us hash megabytes. */
+const Base64Field = (max: number) => Type.String({ minLength: 1, maxLength: max });
+
+const HtmlOrRedirect = { 200: Type.String(), 302: Type.Null(), 400: Type.String(), 404: Type.String() };
+
+/**
+ * The sign-in side of the issuer: /oauth2/authorize, the headless interaction API, the hosted
+ * sign-in page and the device pages.
+ */
+export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const ctx = app.ctx;
+  const sameOrigin = sameOriginGuard(ctx);
+
+  app.get(
+    '/oauth2/authorize',
+    {
+      schema: {
+        // Parsed from the raw query by the handler, so duplicates can be refused.
+        querystring: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
+        response: { 302: Type.Null(), 400: OAuthErrorBody, 429: OAuthErrorBody },
+      },
+      preHandler: ctx.rateLimits.guard('authorize', (req) => req.ip),
+    },
+    async (req, reply) => {
+      const outcome = await authorize(ctx, req);
+      reply.header('cache-control', 'no-store');
+      if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302);
+      if (wantsJson(req))
+        return reply.code(400).send({ error: outcome.error, error_description: outcome.description });
+      return sendErrorPage(reply, 400, outcome.error, outcome.description);
+    },
+  );
+
+  app.get(
+    '/interactions/:id',
+    {
+      schema: {
+        params: InteractionId,
+        response: { 200: InteractionViewSchema, ...errorResponses(400, 404) },
+      },
+    },
+    async (req, reply) => {
+      const view = await viewInteraction(ctx, await loadInteraction(ctx, req.params.id));
+      return reply.header('cache-control', 'no-store').send(view);
+    },
+  );
+
+  const postErrors = errorResponses(400, 401, 403, 404, 409, 415, 429);
+
+  app.post(
+    '/interactions/:id/wallet/challenge',
+    {
+      onRequest: sameOrigin,
+      preValidation: requireJson,
+      schema: {
+        params: InteractionId,
+        body: Type.Object(
+          { address: Type.String({ minLength: 1, maxLength: 64 }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ message: Type.String(), expiresAt: Type.String() }), ...postErrors },
+      },
+    },
+    async (req, reply) => {
+      const loaded = await loadInteraction(ctx, req.params.id);
+      return reply
+        .header('cache-control', 'no-store')
+        .send(await walletChallenge(ctx, loaded, req.body.address));
+    },
+  );
+
+  app.post(
+    '/interactions/:id/wallet/verify',
+    {
+      onRequest: sameOrigin,
+      preValidation: requireJson,
+      schema: {
+        params: InteractionId,
+        body: Type.Object(
+          {
+            address: Type.String({ minLength: 1, maxLength: 64 }),
+            signature: Base64Field(200),
+            signedMessage: Base64Field(4096),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            step: Type.Union([Type.Literal('consent'), Type.Literal('done')]),
+            redirectTo: Type.Optional(Type.String()),
+          }),
+          ...postErrors,
+        },
+      },
+    },
+    async (req, reply) => {
+      const loaded = await loadInteraction(ctx, req.params.id);
+      const result = await verifyWallet(ctx, req, reply, loaded, req.body);
+      return reply.header('cache-control', 'no-store').send(result);
+    },
+  );
+
+  app.post(
+    '/interactions/:id/consent',
+    {
+      onRequest: sameOrigin,
+      preValidation: requireJson,
+      schema: {
+        params: InteractionId,
+        body: Type.Object(
+          { decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ redirectTo: Type.String() }), ...postErrors },
+      },
+    },
+    async (req, reply) => {
+      const loaded = await loadInteraction(ctx, req.params.id);
+      const result = await decideConsent(ctx, req, loaded, req.body.decision);
+      return reply.header('cache-control', 'no-store').send(result);
+    },
+  );
+
+  app.get(
+    '/signin/:id',
+    { schema: { params: InteractionId, response: HtmlOrRedirect } },
+    async (req, reply) => {
+      try {
+        const loaded = await loadInteraction(ctx, req.params.id);
+        const view = await viewInteraction(ctx, loaded);
+        return renderSigninPage(reply, view, {
+          preselected: loaded.params.provider,
+          baseUrl: ctx.config.baseUrl,
+        });
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 404) {
+          return sendErrorPage(
+            reply,
+            404,
+            'not_found',
+            'This sign-in link has expired or was already used. Start again from the app.',
+          );
+        }
+        throw err;
+      }
+    },
+  );
+
+  app.get(
+    '/device',
+    {
+      schema: {
+        querystring: Type.Object({ user_code: Type.Optional(Type.String({ maxLength: 64 })) }),
+        response: { ...HtmlOrRedirect, 429: ErrorEnvelope },
+      },
+    },
+    async (req, reply) => devicePage(ctx, req, reply, req.query.user_code?.trim() || undefined),
+  );
+
+  const DeviceBody = Type.Object(
+    {
+      user_code: Type.String({ minLength: 1, maxLength: 64 }),
+      csrf_token: Type.Optional(Type.String({ maxLength: 128 })),
+    },
+    { additionalProperties: false },
+  );
+  for (const decision of ['approve', 'deny'] as const) {
+    app.post(
+      `/device/${decision}`,
+      {
+        onRequest: sameOrigin,
+        schema: {
+          body: DeviceBody,
+          response: {
+            200: Type.Union([Type.Object({ status: Type.String() }), Type.String()]),
+            ...postErrors,
+          },
+        },
+      },
+      async (req, reply) => deviceDecision(ctx, req, reply, req.body, decision, isForm(req)),
+    );
+  }
+};
