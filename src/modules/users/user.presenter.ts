@@ -3,6 +3,7 @@ import type { Config } from '../../config/index.js';
 import type { Executor, UserRow } from '../../db/types.js';
 import { FileTracker } from '../../http/schemas.js';
 import { fileTrackers } from '../files/files.service.js';
+import '../../oidc/interactions/tables.js';
 
 export const UserPublicKeySchema = Type.Object({
   id: Type.String(),
@@ -27,9 +28,48 @@ export const UserSchema = Type.Object({
 });
 export type UserView = Static<typeof UserSchema>;
 
+export type UserPublicKeyView = Static<typeof UserPublicKeySchema>;
+
+/** A wallet row as the interface shows it. */
+export function presentPublicKey(row: {
+  id: string;
+  address: string;
+  label: string | null;
+  is_primary: boolean;
+  last_used_at: Date | null;
+}): UserPublicKeyView {
+  const k: UserPublicKeyView = {
+    id: row.id,
+    blockchain: 'solana',
+    address: row.address,
+    isPrimary: row.is_primary,
+  };
+  if (row.label) k.label = row.label;
+  if (row.last_used_at) k.lastUsedAt = row.last_used_at.toISOString();
+  return k;
+}
+
+/** The wallets of a batch of users (primary first, then by link time), in one query. */
+export async function publicKeysOf(
+  db: Executor,
+  userIds: string[],
+): Promise<Map<string, UserPublicKeyView[]>> {
+  const out = new Map<string, UserPublicKeyView[]>(userIds.map((id) => [id, []]));
+  if (userIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('user_public_keys')
+    .select(['id', 'user_id', 'address', 'label', 'is_primary', 'last_used_at'])
+    .where('user_id', 'in', [...new Set(userIds)])
+    .orderBy('is_primary', 'desc')
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .execute();
+  for (const r of rows) out.get(r.user_id)?.push(presentPublicKey(r));
+  return out;
+}
+
 /**
- * Adds the parts of a User that other modules own (the wallets module: `userPublicKeys`) to a batch
- * of presented users, in one query per batch.
+ * Adds parts of a User that other modules own to a batch of presented users, in one query per batch.
  */
 export type UserDecorator = (db: Executor, users: UserView[]) => Promise<void>;
 const decorators: UserDecorator[] = [];
@@ -46,6 +86,10 @@ export async function presentUsers(db: Executor, config: Config, rows: UserRow[]
     config,
     rows.map((r) => r.profile_picture_id),
   );
+  const keys = await publicKeysOf(
+    db,
+    rows.map((r) => r.id),
+  );
   const users = rows.map((r) => {
     const u: UserView = { id: r.id, lastSeen: r.last_seen.toISOString() };
     if (r.username) u.username = r.username;
@@ -55,6 +99,7 @@ export async function presentUsers(db: Executor, config: Config, rows: UserRow[]
     const pic = r.profile_picture_id ? files.get(r.profile_picture_id) : undefined;
     if (pic) u.profilePicture = pic;
     if (r.external_profile_picture_url) u.externalProfilePictureUrl = r.external_profile_picture_url;
+    u.userPublicKeys = keys.get(r.id) ?? [];
     return u;
   });
   for (const d of decorators) await d(db, users);

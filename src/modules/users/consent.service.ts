@@ -1,0 +1,74 @@
+import type { AppContext } from '../../context.js';
+import { invalidToken, notFound } from '../../http/errors.js';
+import { revokeConsentGrant } from '../../oidc/consent.js';
+import { verifyJwt } from '../../oidc/jwt.js';
+
+export interface ConsentGrantView {
+  id: string;
+  user: string;
+  app: string;
+  scopes: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The user's grants (DESIGN.md §4 record), newest first. */
+export async function listConsentGrants(ctx: AppContext, userId: string): Promise<ConsentGrantView[]> {
+  const rows = await ctx.db
+    .selectFrom('consent_grants')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    user: r.user_id,
+    app: r.client_id,
+    scopes: r.scopes,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  }));
+}
+
+/**
+ * Revokes the user's grant to an app (client id): `consent.revoked` fires and the tokens it backs
+ * are revoked. 404 when there is no such grant. `actorUserId` is null when the app revokes.
+ */
+export async function revokeGrant(
+  ctx: AppContext,
+  userId: string,
+  clientId: string,
+  actorUserId: string | null,
+): Promise<void> {
+  const revoked = await ctx.db
+    .transaction()
+    .execute((trx) => revokeConsentGrant(ctx, trx, { userId, appId: clientId, actorUserId }));
+  if (!revoked) throw notFound('consent grant');
+}
+
+/**
+ * The calling app of `DELETE /users/:userId/consent-grants/:appId`: a client-credentials access
+ * token (RS256 by our keys, our issuer, `typ` at+jwt, `sub` = `client_id`, the audience its brand),
+ * of an enabled, live app, passing the issuer's revocation checks. Returns its client id.
+ */
+export async function verifyAppToken(ctx: AppContext, authorization: string | undefined): Promise<string> {
+  const m = authorization ? /^Bearer[ ]+([\x21-\x7e]+)\s*$/i.exec(authorization) : null;
+  if (!m) throw invalidToken('an access token from the client credentials grant is required');
+  const claims = await verifyJwt(ctx.keys, ctx.clock, m[1], { issuer: ctx.config.issuer, typ: 'at+jwt' });
+  if (!claims || typeof claims.client_id !== 'string' || claims.sub !== claims.client_id)
+    throw invalidToken();
+  for (const check of ctx.hooks.accessTokenChecks) if (!(await check(claims))) throw invalidToken();
+  const app = await ctx.db
+    .selectFrom('apps as a')
+    .innerJoin('brands as b', 'b.id', 'a.brand_id')
+    .select(['a.client_id', 'b.slug'])
+    .where('a.client_id', '=', claims.client_id)
+    .where('a.enabled', '=', true)
+    .where('a.deleted_at', 'is', null)
+    .where('b.deleted_at', 'is', null)
+    .executeTakeFirst();
+  const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+  if (!app || !aud.includes(app.slug)) throw invalidToken();
+  return app.client_id;
+}

@@ -1,0 +1,41 @@
+import type { FastifyRequest } from 'fastify';
+import { decodeJwt } from 'jose';
+import { principalOf } from '../../http/auth.js';
+import { forbidden } from '../../http/errors.js';
+import { apiKeyAllows } from '../../http/permissions.js';
+
+/**
+ * A user API key with scopes may use a `/users/*` route only when one of them allows it:
+ * `users:read` for reads, `users:write` for changes, the admin permission for the lookups.
+ * Access tokens (console audience) pass: the user is acting for themselves.
+ */
+export function requireKeyScope(scope: string) {
+  return async function keyScopeGuard(req: FastifyRequest): Promise<void> {
+    const p = principalOf(req);
+    if (p.kind === 'api_key' && !apiKeyAllows(p.scopes, scope))
+      throw forbidden(scope, 'the API key scopes do not allow this');
+  };
+}
+
+/**
+ * Creating or revoking API keys and deleting the account need a signed-in user's access token: a
+ * leaked or narrowly scoped key must not be able to mint wider keys or destroy the account.
+ */
+export async function requireAccessToken(req: FastifyRequest): Promise<void> {
+  if (principalOf(req).kind !== 'access_token')
+    throw forbidden('access_token', 'this needs an access token from a sign-in, not an API key');
+}
+
+/** `auth_time` of the caller's access token (already verified by `authenticate`), if any. */
+export function authTimeOf(req: FastifyRequest): number | undefined {
+  if (principalOf(req).kind !== 'access_token') return undefined;
+  const token = req.headers.authorization?.replace(/^Bearer[ ]+/i, '').trim();
+  if (!token) return undefined;
+  const claims = decodeJwt(token);
+  return typeof claims.auth_time === 'number' ? claims.auth_time : undefined;
+}
+
+export function requestMeta(req: FastifyRequest): { ip?: string; userAgent?: string } {
+  const ua = req.headers['user-agent'];
+  return { ip: req.ip, ...(typeof ua === 'string' && ua ? { userAgent: ua } : {}) };
+}

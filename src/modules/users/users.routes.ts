@@ -1,0 +1,290 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { authenticate, principalOf } from '../../http/auth.js';
+import { fieldErrors } from '../../http/error-handler.js';
+import { unauthorized, forbidden, validationFailed } from '../../http/errors.js';
+import { requireSystemPermission } from '../../http/permissions.js';
+import { authErrors, errorResponses } from '../../http/schemas.js';
+import { apiKeysRoutes } from '../api-keys/api-keys.routes.js';
+import { verifyApiKey } from '../api-keys/api-keys.service.js';
+import { deleteAccount, startAccountSweeper } from './account.service.js';
+import { listConsentGrants, revokeGrant, verifyAppToken } from './consent.service.js';
+import { authTimeOf, requestMeta, requireAccessToken, requireKeyScope } from './users.guards.js';
+import {
+  ActivityList,
+  AppIdParams,
+  AuthenticationProviders,
+  ConsentGrants,
+  FindByIdentifierBody,
+  FindByWalletsBody,
+  FindByWalletsResult,
+  IdParams,
+  LinkWalletBody,
+  MaybeUser,
+  OAuthTokenRecords,
+  PublicKeys,
+  RemoveWalletBody,
+  UpdateUserBody,
+  UpdateWalletBody,
+  UserAppParams,
+  UserIdParams,
+  UsernameAvailability,
+  UsernameAvailabilityBody,
+  UserPublicKeySchema,
+  UserSchema,
+  WalletChallenge,
+  WalletChallengeBody,
+} from './users.schemas.js';
+import {
+  activityOf,
+  authenticationProviders,
+  currentUser,
+  findByIdentifier,
+  findByWallets,
+  oauthTokenRecords,
+  unlinkOAuthAccount,
+  updateProfile,
+  usernameAvailable,
+} from './users.service.js';
+import {
+  linkWallet,
+  listPublicKeys,
+  removeWallet,
+  updateWallet,
+  walletLinkChallenge,
+} from './wallets.service.js';
+
+const NoContent = Type.Null();
+const userOf = (req: FastifyRequest) => req.principal?.userId;
+
+/**
+ * End users: profile, activity, linked providers, wallets, API keys, consent grants, account
+ * deletion and the admin lookups. Also plugs in the API key verifier and the deletion sweeper.
+ * Every `/users/*` route of a user answers with the RateLimit-* headers of its limit.
+ */
+export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const ctx = app.ctx;
+  ctx.hooks.apiKeyVerifier = (key, req) => verifyApiKey(ctx, key, req.ip);
+  startAccountSweeper(ctx, (err) => app.log.error({ err }, 'account deletion sweep failed'));
+
+  const auth = authenticate(ctx);
+  const read = [auth, requireKeyScope('users:read'), ctx.rateLimits.guard('usersMeRead', userOf)];
+  const write = [auth, requireKeyScope('users:write'), ctx.rateLimits.guard('usersMeWrite', userOf)];
+
+  await app.register(apiKeysRoutes);
+
+  // Profile --------------------------------------------------------------------------------------
+  for (const path of ['/users/current', '/users/me']) {
+    app.get(
+      path,
+      { schema: { response: { 200: UserSchema, ...authErrors } }, preHandler: read },
+      async (req) => currentUser(ctx, principalOf(req).userId),
+    );
+  }
+
+  app.patch(
+    '/users/:id',
+    {
+      schema: {
+        params: UserIdParams,
+        body: UpdateUserBody,
+        response: { 200: UserSchema, ...authErrors, ...errorResponses(409, 422) },
+      },
+      // The interface answers field validation on this route with 422: the handler maps it.
+      attachValidation: true,
+      preHandler: write,
+    },
+    async (req) => {
+      const callerId = principalOf(req).userId;
+      const targetId = req.params.id === 'me' ? callerId : req.params.id;
+      if (targetId !== callerId) throw forbidden([], 'a user can only update their own profile');
+      if (req.validationError) {
+        const v = req.validationError as { validation?: unknown[]; validationContext?: string };
+        throw validationFailed(
+          fieldErrors((v.validation ?? []) as Parameters<typeof fieldErrors>[0], v.validationContext),
+          422,
+          'profile validation failed',
+        );
+      }
+      return updateProfile(ctx, callerId, targetId, req.body);
+    },
+  );
+
+  app.post(
+    '/users/username-availability',
+    {
+      schema: { body: UsernameAvailabilityBody, response: { 200: UsernameAvailability, ...authErrors } },
+      preHandler: read,
+    },
+    async (req) => ({ available: await usernameAvailable(ctx, req.body.username) }),
+  );
+
+  // Activity and linked providers ----------------------------------------------------------------
+  app.get(
+    '/users/me/activity',
+    { schema: { response: { 200: ActivityList, ...authErrors } }, preHandler: read },
+    async (req) => ({ items: await activityOf(ctx, principalOf(req).userId) }),
+  );
+
+  app.get(
+    '/users/me/authentication-providers',
+    { schema: { response: { 200: AuthenticationProviders, ...authErrors } }, preHandler: read },
+    async (req) => authenticationProviders(ctx, principalOf(req).userId),
+  );
+
+  app.get(
+    '/users/me/oauth-tokens',
+    { schema: { response: { 200: OAuthTokenRecords, ...authErrors } }, preHandler: read },
+    async (req) => oauthTokenRecords(ctx, principalOf(req).userId),
+  );
+
+  app.delete(
+    '/users/me/oauth-tokens/:id',
+    {
+      schema: { params: IdParams, response: { 204: NoContent, ...authErrors, ...errorResponses(422) } },
+      preHandler: write,
+    },
+    async (req, reply) => {
+      await unlinkOAuthAccount(ctx, principalOf(req).userId, req.params.id, requestMeta(req));
+      return reply.code(204).send(null);
+    },
+  );
+
+  // Wallets --------------------------------------------------------------------------------------
+  app.get(
+    '/users/me/public-keys',
+    { schema: { response: { 200: PublicKeys, ...authErrors } }, preHandler: read },
+    async (req) => listPublicKeys(ctx, principalOf(req).userId),
+  );
+
+  app.post(
+    '/users/me/wallet-challenge',
+    {
+      schema: { body: WalletChallengeBody, response: { 200: WalletChallenge, ...authErrors } },
+      preHandler: write,
+    },
+    async (req, reply) => {
+      const challenge = await walletLinkChallenge(ctx, principalOf(req).userId, req.body.address);
+      return reply.header('cache-control', 'no-store').send(challenge);
+    },
+  );
+
+  app.post(
+    '/users/me/public-keys',
+    {
+      schema: {
+        body: LinkWalletBody,
+        response: { 201: UserPublicKeySchema, ...authErrors, ...errorResponses(409) },
+      },
+      preHandler: [auth, requireKeyScope('users:write'), ctx.rateLimits.guard('publicKeyCreate', userOf)],
+    },
+    async (req, reply) => {
+      const key = await linkWallet(
+        ctx,
+        principalOf(req).userId,
+        { ...req.body, authTime: authTimeOf(req) },
+        requestMeta(req),
+      );
+      return reply.code(201).send(key);
+    },
+  );
+
+  app.patch(
+    '/users/me/public-keys/:id',
+    {
+      schema: {
+        params: IdParams,
+        body: UpdateWalletBody,
+        response: { 200: UserPublicKeySchema, ...authErrors },
+      },
+      preHandler: write,
+    },
+    async (req) => updateWallet(ctx, principalOf(req).userId, req.params.id, req.body),
+  );
+
+  app.delete(
+    '/users/me/public-keys/:id',
+    {
+      schema: {
+        params: IdParams,
+        body: RemoveWalletBody,
+        response: { 204: NoContent, ...authErrors, ...errorResponses(422) },
+      },
+      preHandler: write,
+    },
+    async (req, reply) => {
+      await removeWallet(ctx, principalOf(req).userId, req.params.id, req.body, requestMeta(req));
+      return reply.code(204).send(null);
+    },
+  );
+
+  // Consent grants -------------------------------------------------------------------------------
+  app.get(
+    '/users/me/consent-grants',
+    { schema: { response: { 200: ConsentGrants, ...authErrors } }, preHandler: read },
+    async (req) => ({ items: await listConsentGrants(ctx, principalOf(req).userId) }),
+  );
+
+  app.delete(
+    '/users/me/consent-grants/:appId',
+    { schema: { params: AppIdParams, response: { 204: NoContent, ...authErrors } }, preHandler: write },
+    async (req, reply) => {
+      const userId = principalOf(req).userId;
+      await revokeGrant(ctx, userId, req.params.appId, userId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  // An app revokes a user's grant to itself with its own client-credentials token.
+  app.delete(
+    '/users/:userId/consent-grants/:appId',
+    { schema: { params: UserAppParams, response: { 204: NoContent, ...authErrors } } },
+    async (req, reply) => {
+      if (!req.headers.authorization) throw unauthorized();
+      const clientId = await verifyAppToken(ctx, req.headers.authorization);
+      if (clientId !== req.params.appId) throw forbidden([], 'an app may only revoke grants made to itself');
+      await revokeGrant(ctx, req.params.userId, req.params.appId, null);
+      return reply.code(204).send(null);
+    },
+  );
+
+  // Account deletion -----------------------------------------------------------------------------
+  app.delete(
+    '/users/me',
+    {
+      schema: { response: { 204: NoContent, ...authErrors } },
+      preHandler: [auth, requireAccessToken, ctx.rateLimits.guard('usersMeWrite', userOf)],
+    },
+    async (req, reply) => {
+      await deleteAccount(ctx, principalOf(req).userId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  // Admin lookups --------------------------------------------------------------------------------
+  const admin = [
+    auth,
+    requireSystemPermission(ctx, 'admin.users.view'),
+    requireKeyScope('admin.users.view'),
+    ctx.rateLimits.guard('usersFind', (req) => req.principal?.apiKeyId ?? req.principal?.userId),
+  ];
+
+  app.post(
+    '/users/find-by-identifier',
+    {
+      schema: { body: FindByIdentifierBody, response: { 200: MaybeUser, ...authErrors } },
+      preHandler: admin,
+    },
+    async (req) => findByIdentifier(ctx, req.body.identifier),
+  );
+
+  app.post(
+    '/users/find-by-wallets',
+    {
+      schema: { body: FindByWalletsBody, response: { 200: FindByWalletsResult, ...authErrors } },
+      preHandler: admin,
+    },
+    async (req) => ({ results: await findByWallets(ctx, req.body.addresses) }),
+  );
+};

@@ -1,0 +1,295 @@
+import { CONSOLE_BRAND_ID, CONSOLE_BRAND_SLUG } from '../../bootstrap.js';
+import { defaults } from '../../config/defaults.js';
+import type { AppContext } from '../../context.js';
+import type { Executor, Trx } from '../../db/types.js';
+import { ApiError, conflict, forbidden, notFound } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import {
+  assertSolanaAddress,
+  badSignature,
+  createWalletChallenge,
+  verifyWalletProof,
+} from '../../solana/siws.js';
+import { WALLET_PROVIDER } from '../../providers/types.js';
+import { recordActivity } from './activity.js';
+import { presentPublicKey, type UserPublicKeyView } from './user.presenter.js';
+import { lastSignInMethod, lockAndCountSignInMethods } from './users.service.js';
+
+export interface RequestMeta {
+  ip?: string;
+  userAgent?: string;
+}
+
+export const walletInUse = () =>
+  new ApiError(
+    409,
+    'wallet_in_use',
+    'this wallet is linked to another account; send force: true to move it',
+    {
+      force: true,
+    },
+  );
+
+async function consoleBrand(ctx: AppContext) {
+  const brand = await ctx.db
+    .selectFrom('brands')
+    .select(['id', 'slug', 'name'])
+    .where('id', '=', CONSOLE_BRAND_ID)
+    .executeTakeFirst();
+  return brand ?? { id: CONSOLE_BRAND_ID, slug: CONSOLE_BRAND_SLUG, name: 'Gatehouse Console' };
+}
+
+export async function listPublicKeys(ctx: AppContext, userId: string): Promise<UserPublicKeyView[]> {
+  const rows = await ctx.db
+    .selectFrom('user_public_keys')
+    .select(['id', 'address', 'label', 'is_primary', 'last_used_at'])
+    .where('user_id', '=', userId)
+    .orderBy('is_primary', 'desc')
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .execute();
+  return rows.map(presentPublicKey);
+}
+
+/** A "Link this wallet…" challenge of the console brand, bound to the caller (5 minutes, single use). */
+export async function walletLinkChallenge(ctx: AppContext, userId: string, address: string) {
+  assertSolanaAddress(address);
+  const { message, expiresAt } = await createWalletChallenge(ctx, {
+    address,
+    brand: await consoleBrand(ctx),
+    purpose: 'link',
+    userId,
+  });
+  return { message, expiresAt: expiresAt.toISOString() };
+}
+
+/**
+ * Runs the proof check of DESIGN.md §3 and whatever `then` does in one transaction. A proof that
+ * fails after its challenge was consumed still burns the challenge (that part commits); a failure
+ * in `then` (wallet in use, last sign-in method) rolls back, so the same signed challenge can be
+ * sent again (for example with `force: true`).
+ */
+async function withWalletProof<T>(
+  ctx: AppContext,
+  userId: string,
+  proof: { address: string; signature: string; signedMessage: string },
+  then: (trx: Trx, address: string) => Promise<T>,
+): Promise<T> {
+  const outcome = await ctx.db.transaction().execute(async (trx) => {
+    let address: string;
+    try {
+      const verified = await verifyWalletProof(ctx, trx, {
+        ...proof,
+        brandId: CONSOLE_BRAND_ID,
+        purpose: 'link',
+      });
+      // A link challenge belongs to the user who asked for it.
+      if (verified.userId !== userId) throw badSignature();
+      address = verified.address;
+    } catch (e) {
+      if (e instanceof ApiError) return { error: e };
+      throw e;
+    }
+    return { value: await then(trx, address) };
+  });
+  if ('error' in outcome) throw outcome.error;
+  return outcome.value;
+}
+
+async function hasPrimary(trx: Executor, userId: string): Promise<boolean> {
+  const row = await trx
+    .selectFrom('user_public_keys')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('is_primary', '=', true)
+    .executeTakeFirst();
+  return !!row;
+}
+
+/**
+ * Links a wallet after a fresh proof over a link challenge. A wallet linked to another account is
+ * 409 `wallet_in_use`; with `force: true` it moves to the caller, which needs (besides the wallet's
+ * own signature, which proves control of the other account's sign-in method) a sign-in by the caller
+ * within `walletForceReauthWindow` (the access token's `auth_time`).
+ */
+export async function linkWallet(
+  ctx: AppContext,
+  userId: string,
+  input: {
+    address: string;
+    signature: string;
+    signedMessage: string;
+    label?: string;
+    force?: boolean;
+    /** `auth_time` of the caller's access token (unix seconds); absent for API keys. */
+    authTime?: number;
+  },
+  meta: RequestMeta,
+): Promise<UserPublicKeyView> {
+  assertSolanaAddress(input.address);
+  if (input.force) {
+    const fresh =
+      input.authTime !== undefined && ctx.clock.nowSec() - input.authTime <= defaults.walletForceReauthWindow;
+    if (!fresh)
+      throw forbidden(
+        ['recent_sign_in'],
+        `moving a wallet from another account needs a sign-in within the last ${defaults.walletForceReauthWindow / 60} minutes`,
+      );
+  }
+  return withWalletProof(ctx, userId, input, async (trx, address) => {
+    const now = ctx.clock.now();
+    const label = input.label?.trim() || null;
+    const primary = !(await hasPrimary(trx, userId));
+    const inserted = await trx
+      .insertInto('user_public_keys')
+      .values({
+        id: newId('upk_'),
+        user_id: userId,
+        blockchain: 'solana',
+        address,
+        label,
+        is_primary: primary,
+        last_used_at: null,
+        created_at: now,
+      })
+      .onConflict((oc) => oc.constraint('user_public_keys_address_key').doNothing())
+      .returning(['id', 'address', 'label', 'is_primary', 'last_used_at'])
+      .executeTakeFirst();
+    if (inserted) {
+      await recordActivity(trx, ctx.clock, {
+        userId,
+        type: 'link_provider',
+        provider: WALLET_PROVIDER,
+        ...meta,
+      });
+      return presentPublicKey(inserted);
+    }
+    const holder = await trx
+      .selectFrom('user_public_keys')
+      .select(['id', 'user_id', 'is_primary'])
+      .where('blockchain', '=', 'solana')
+      .where('address', '=', address)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    if (holder.user_id === userId) throw conflict('this wallet is already linked to your account');
+    if (!input.force) throw walletInUse();
+    // The wallet leaves the other account; if it was its primary, its oldest other wallet takes over.
+    await trx.deleteFrom('user_public_keys').where('id', '=', holder.id).execute();
+    if (holder.is_primary) await promoteOldest(trx, holder.user_id);
+    await recordActivity(trx, ctx.clock, {
+      userId: holder.user_id,
+      type: 'unlink_provider',
+      provider: WALLET_PROVIDER,
+    });
+    const moved = await trx
+      .insertInto('user_public_keys')
+      .values({
+        id: newId('upk_'),
+        user_id: userId,
+        blockchain: 'solana',
+        address,
+        label,
+        is_primary: primary,
+        last_used_at: null,
+        created_at: now,
+      })
+      .returning(['id', 'address', 'label', 'is_primary', 'last_used_at'])
+      .executeTakeFirstOrThrow();
+    await recordActivity(trx, ctx.clock, {
+      userId,
+      type: 'link_provider',
+      provider: WALLET_PROVIDER,
+      ...meta,
+    });
+    return presentPublicKey(moved);
+  });
+}
+
+async function promoteOldest(trx: Executor, userId: string): Promise<void> {
+  const next = await trx
+    .selectFrom('user_public_keys')
+    .select('id')
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .executeTakeFirst();
+  if (next)
+    await trx.updateTable('user_public_keys').set({ is_primary: true }).where('id', '=', next.id).execute();
+}
+
+/** Label and primary flag. Setting one primary unsets the others in the same transaction. */
+export async function updateWallet(
+  ctx: AppContext,
+  userId: string,
+  id: string,
+  patch: { label?: string | null; isPrimary?: boolean },
+): Promise<UserPublicKeyView> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const key = await trx
+      .selectFrom('user_public_keys')
+      .select('id')
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!key) throw notFound('wallet');
+    if (patch.isPrimary === true) {
+      await trx
+        .updateTable('user_public_keys')
+        .set({ is_primary: false })
+        .where('user_id', '=', userId)
+        .where('is_primary', '=', true)
+        .where('id', '!=', id)
+        .execute();
+    }
+    const set: { label?: string | null; is_primary?: boolean } = {};
+    if (patch.label !== undefined) set.label = patch.label === null ? null : patch.label.trim() || null;
+    if (patch.isPrimary !== undefined) set.is_primary = patch.isPrimary;
+    const row = await trx
+      .updateTable('user_public_keys')
+      .set(set)
+      .where('id', '=', id)
+      .returning(['id', 'address', 'label', 'is_primary', 'last_used_at'])
+      .executeTakeFirstOrThrow();
+    return presentPublicKey(row);
+  });
+}
+
+/**
+ * Removes a wallet after a fresh proof by that wallet over a link challenge. The last sign-in
+ * method of the account cannot be removed (422). A removed primary passes primacy to the oldest
+ * remaining wallet.
+ */
+export async function removeWallet(
+  ctx: AppContext,
+  userId: string,
+  id: string,
+  proof: { signature: string; signedMessage: string },
+  meta: RequestMeta,
+): Promise<void> {
+  const key = await ctx.db
+    .selectFrom('user_public_keys')
+    .select(['id', 'address'])
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  if (!key) throw notFound('wallet');
+  await withWalletProof(ctx, userId, { address: key.address, ...proof }, async (trx) => {
+    const methods = await lockAndCountSignInMethods(trx, userId);
+    const removed = await trx
+      .deleteFrom('user_public_keys')
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .returning(['is_primary'])
+      .executeTakeFirst();
+    if (!removed) throw notFound('wallet');
+    if (methods <= 1) throw lastSignInMethod();
+    if (removed.is_primary) await promoteOldest(trx, userId);
+    await recordActivity(trx, ctx.clock, {
+      userId,
+      type: 'unlink_provider',
+      provider: WALLET_PROVIDER,
+      ...meta,
+    });
+  });
+}
