@@ -36,8 +36,11 @@ describe('admin mirror /admin/identity/organizations', () => {
     assert.ok(body.items.some((o: { id: string }) => o.id === org.id));
     assert.ok(body.items.some((o: { slug: string }) => o.slug === 'system'));
     assert.equal(body.total, body.items.length);
-    const refused = await t.app.inject({ url: '/admin/identity/organizations', headers: owner.auth });
-    assert.deepEqual(assertError(refused, 403, 'forbidden').details.missing, ['admin.orgs.view']);
+    for (const user of [owner, nobody]) {
+      const refused = await t.app.inject({ url: '/admin/identity/organizations', headers: user.auth });
+      assert.deepEqual(assertError(refused, 403, 'forbidden').details.missing, ['admin.orgs.view']);
+    }
+    assertError(await t.app.inject({ url: '/admin/identity/organizations' }), 401, 'unauthorized');
     assertFieldError(
       await t.app.inject({ url: '/admin/identity/organizations?limit=101', headers: viewer.auth }),
       'limit',
