@@ -1,0 +1,261 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type TestApp, buildTestApp } from '../helpers/app.js';
+import {
+  type SeededClient,
+  authorizeQuery,
+  cookieHeader,
+  pkce,
+  randomIp,
+  seedClient,
+  walletSignIn,
+} from '../helpers/signin.js';
+import { createTestWallet } from '../helpers/wallet.js';
+
+let t: TestApp;
+let pub: SeededClient;
+let conf: SeededClient;
+let noCode: SeededClient;
+
+const BASE = 'http://gatehouse.test';
+
+before(async () => {
+  t = await buildTestApp();
+  pub = await seedClient(t, {
+    redirectUris: ['https://app.example.com/callback', 'https://app.example.com/cb?tenant=1'],
+  });
+  conf = await seedClient(t, { confidential: true, brandId: pub.brandId, orgId: pub.orgId });
+  noCode = await seedClient(t, {
+    grantTypes: ['client_credentials'],
+    brandId: pub.brandId,
+    orgId: pub.orgId,
+  });
+});
+after(() => t.close());
+
+function get(query: string, headers: Record<string, string> = {}) {
+  return t.app.inject({
+    method: 'GET',
+    url: `/oauth2/authorize?${query}`,
+    headers,
+    remoteAddress: randomIp(),
+  });
+}
+
+/** An error shown on our page: 400, HTML, never a redirect. */
+async function assertPageError(query: string, error: string) {
+  const res = await get(query);
+  assert.equal(res.statusCode, 400, `${query} → ${res.statusCode} ${res.headers.location ?? ''}`);
+  assert.equal(res.headers.location, undefined);
+  assert.match(res.headers['content-type'] as string, /^text\/html/);
+  assert.ok(res.body.includes(`id="error-code">${error}<`), res.body);
+  assert.equal(res.headers['x-frame-options'], 'DENY');
+  const asJson = await get(query, { accept: 'application/json' });
+  assert.equal(asJson.statusCode, 400);
+  assert.equal(asJson.json().error, error);
+  assert.equal(typeof asJson.json().error_description, 'string');
+}
+
+/** An error sent back to the client's redirect URI with state and iss. */
+async function assertRedirectError(query: string, error: string, state: string | null = 'st') {
+  const res = await get(query);
+  assert.equal(res.statusCode, 302, res.body);
+  const loc = new URL(res.headers.location as string);
+  assert.equal(`${loc.origin}${loc.pathname}`, 'https://app.example.com/callback');
+  assert.equal(loc.searchParams.get('error'), error);
+  assert.ok(loc.searchParams.get('error_description'));
+  assert.equal(loc.searchParams.get('state'), state);
+  assert.equal(loc.searchParams.get('iss'), BASE);
+  assert.equal(loc.searchParams.get('code'), null);
+}
+
+describe('authorize: client and redirect URI errors are shown, never redirected', () => {
+  it('missing or unknown client_id', async () => {
+    await assertPageError(authorizeQuery(pub, { client_id: null }), 'invalid_request');
+    await assertPageError(authorizeQuery(pub, { client_id: 'nope' }), 'invalid_client');
+  });
+
+  it('missing redirect_uri', async () => {
+    await assertPageError(authorizeQuery(pub, { redirect_uri: null }), 'invalid_request');
+  });
+
+  for (const [why, uri] of [
+    ['a trailing slash', 'https://app.example.com/callback/'],
+    ['case', 'https://APP.example.com/callback'],
+    ['path case', 'https://app.example.com/Callback'],
+    ['a port', 'https://app.example.com:443/callback'],
+    ['another port', 'https://app.example.com:8443/callback'],
+    ['a query', 'https://app.example.com/callback?x=1'],
+    ['userinfo', 'https://user@app.example.com/callback'],
+    ['scheme', 'http://app.example.com/callback'],
+    ['a fragment', 'https://app.example.com/callback#f'],
+  ] as const) {
+    it(`a redirect_uri differing by ${why}`, async () => {
+      await assertPageError(authorizeQuery(pub, { redirect_uri: uri }), 'invalid_request');
+    });
+  }
+
+  it('a redirect URI of another client', async () => {
+    const stranger = await seedClient(t, { redirectUris: ['https://other.example.com/cb'] });
+    await assertPageError(authorizeQuery(pub, { redirect_uri: stranger.redirectUri }), 'invalid_request');
+  });
+
+  it('duplicate client_id or redirect_uri', async () => {
+    await assertPageError(`${authorizeQuery(pub)}&client_id=${pub.clientId}`, 'invalid_request');
+    await assertPageError(
+      `${authorizeQuery(pub)}&redirect_uri=${encodeURIComponent(pub.redirectUri)}`,
+      'invalid_request',
+    );
+  });
+});
+
+describe('authorize: other errors go back to the redirect URI with state and iss', () => {
+  it('duplicate parameters', async () => {
+    await assertRedirectError(`${authorizeQuery(pub, { state: 'st' })}&scope=openid`, 'invalid_request');
+    await assertRedirectError(`${authorizeQuery(pub, { state: 'st' })}&nonce=x`, 'invalid_request');
+    // A duplicated state cannot be echoed.
+    await assertRedirectError(`${authorizeQuery(pub, { state: 'st' })}&state=other`, 'invalid_request', null);
+  });
+
+  it('response_type missing or not code', async () => {
+    await assertRedirectError(authorizeQuery(pub, { state: 'st', response_type: null }), 'invalid_request');
+    await assertRedirectError(
+      authorizeQuery(pub, { state: 'st', response_type: 'token' }),
+      'unsupported_response_type',
+    );
+  });
+
+  it('an app without the authorization_code grant: unauthorized_client', async () => {
+    await assertRedirectError(authorizeQuery(noCode, { state: 'st' }), 'unauthorized_client');
+  });
+
+  it('state missing', async () => {
+    await assertRedirectError(authorizeQuery(pub, { state: null }), 'invalid_request', null);
+  });
+
+  it('scope missing, unknown or not allowed: invalid_request / invalid_scope', async () => {
+    await assertRedirectError(authorizeQuery(pub, { state: 'st', scope: null }), 'invalid_request');
+    await assertRedirectError(
+      authorizeQuery(pub, { state: 'st', scope: 'openid nonsense' }),
+      'invalid_scope',
+    );
+    const narrow = await seedClient(t, { scopes: ['openid'], brandId: pub.brandId, orgId: pub.orgId });
+    await assertRedirectError(
+      authorizeQuery(narrow, { state: 'st', scope: 'openid email' }),
+      'invalid_scope',
+    );
+  });
+
+  it('PKCE: required for public clients, S256 only, plain refused', async () => {
+    await assertRedirectError(
+      authorizeQuery(pub, { state: 'st', code_challenge: null, code_challenge_method: null }),
+      'invalid_request',
+    );
+    const { verifier } = pkce();
+    await assertRedirectError(
+      authorizeQuery(pub, { state: 'st', code_challenge: verifier, code_challenge_method: 'plain' }),
+      'invalid_request',
+    );
+    await assertRedirectError(
+      authorizeQuery(pub, { state: 'st', code_challenge_method: null }),
+      'invalid_request',
+    );
+    await assertRedirectError(authorizeQuery(pub, { state: 'st', code_challenge: null }), 'invalid_request');
+    await assertRedirectError(
+      authorizeQuery(pub, { state: 'st', code_challenge: 'too-short' }),
+      'invalid_request',
+    );
+  });
+
+  it('PKCE is optional for confidential clients but S256-only when sent', async () => {
+    const ok = await get(authorizeQuery(conf, { code_challenge: null, code_challenge_method: null }));
+    assert.equal(ok.statusCode, 302);
+    assert.match(ok.headers.location as string, /^http:\/\/gatehouse\.test\/signin\//);
+    const plain = await get(authorizeQuery(conf, { state: 'st', code_challenge_method: 'plain' }));
+    assert.equal(new URL(plain.headers.location as string).searchParams.get('error'), 'invalid_request');
+  });
+
+  it('an unknown prompt or provider', async () => {
+    await assertRedirectError(authorizeQuery(pub, { state: 'st', prompt: 'sometimes' }), 'invalid_request');
+    await assertRedirectError(authorizeQuery(pub, { state: 'st', prompt: 'none login' }), 'invalid_request');
+    await assertRedirectError(authorizeQuery(pub, { state: 'st', provider: 'myspace' }), 'invalid_request');
+  });
+
+  it('prompt=none without a session: login_required', async () => {
+    await assertRedirectError(authorizeQuery(pub, { state: 'st', prompt: 'none' }), 'login_required');
+  });
+
+  it('keeps the registered redirect URI’s own query', async () => {
+    const res = await get(
+      authorizeQuery(pub, {
+        redirect_uri: 'https://app.example.com/cb?tenant=1',
+        state: 'st',
+        scope: 'bogus',
+      }),
+    );
+    const loc = new URL(res.headers.location as string);
+    assert.equal(loc.searchParams.get('tenant'), '1');
+    assert.equal(loc.searchParams.get('error'), 'invalid_scope');
+  });
+});
+
+describe('authorize: prompt with a session', () => {
+  it('none with a session but no consent: consent_required; with consent: a code', async () => {
+    const { id } = sessionStart(await get(authorizeQuery(pub)));
+    const { jar } = await walletSignIn(t, id, createTestWallet());
+    const none = await get(authorizeQuery(pub, { state: 'st', prompt: 'none' }), {
+      cookie: cookieHeader(jar),
+    });
+    const loc = new URL(none.headers.location as string);
+    assert.equal(loc.searchParams.get('error'), 'consent_required');
+    assert.equal(loc.searchParams.get('state'), 'st');
+
+    const consent = await t.app.inject({
+      method: 'POST',
+      url: `/interactions/${id}/consent`,
+      payload: { decision: 'allow' },
+      headers: { cookie: cookieHeader(jar) },
+    });
+    assert.equal(consent.statusCode, 200);
+    const ok = await get(authorizeQuery(pub, { state: 'st2', prompt: 'none' }), {
+      cookie: cookieHeader(jar),
+    });
+    const okLoc = new URL(ok.headers.location as string);
+    assert.ok(okLoc.searchParams.get('code'));
+    assert.equal(okLoc.searchParams.get('state'), 'st2');
+    assert.equal(okLoc.searchParams.get('iss'), BASE);
+
+    // login forces a new sign-in; consent forces the consent step; select_account shows the chooser.
+    for (const [prompt, step] of [
+      ['login', 'signin'],
+      ['consent', 'consent'],
+      ['select_account', 'signin'],
+    ] as const) {
+      const res = await get(authorizeQuery(pub, { prompt }), { cookie: cookieHeader(jar) });
+      const interaction = sessionStart(res).id;
+      const view = await t.app.inject({ method: 'GET', url: `/interactions/${interaction}` });
+      assert.equal(view.json().step, step, prompt);
+    }
+  });
+});
+
+describe('authorize: rate limit', () => {
+  it('answers 429 after 60 requests a minute from one IP', async () => {
+    const ip = randomIp();
+    const q = authorizeQuery(pub);
+    let last = await t.app.inject({ method: 'GET', url: `/oauth2/authorize?${q}`, remoteAddress: ip });
+    assert.equal(last.headers['ratelimit-limit'], '60');
+    for (let i = 0; i < 60; i++) {
+      last = await t.app.inject({ method: 'GET', url: `/oauth2/authorize?client_id=x`, remoteAddress: ip });
+    }
+    assert.equal(last.statusCode, 429);
+    assert.ok(last.headers['retry-after']);
+  });
+});
+
+function sessionStart(res: { statusCode: number; headers: Record<string, unknown> }): { id: string } {
+  assert.equal(res.statusCode, 302);
+  const m = String(res.headers.location).match(/\/signin\/([A-Za-z0-9]+)$/);
+  assert.ok(m, String(res.headers.location));
+  return { id: m[1] };
+}
