@@ -82,6 +82,14 @@ export const defaults = {
     string,
     number | null
   >,
+  /** Upstream provider calls (token, user info, JWKS, revocation) give up after this (milliseconds). */
+  providerRequestTimeoutMs: 10_000,
+  /** How long a console "link a provider" start stays redeemable (no interaction bounds it). */
+  providerLinkStateTtl: 10 * 60,
+  /** Telegram Login Widget data older than this (by `auth_date`) is refused (one day). */
+  telegramAuthMaxAge: 24 * 3600,
+  /** Lifetime of the cookie binding a browser to its Telegram widget page and interaction. */
+  telegramBindingTtl: 10 * 60,
   /** Upload size cap for POST /files (2 MB). */
   maxFileBytes: 2 * 1024 * 1024,
   /** JSON body cap for every other route. */
@@ -134,6 +142,8 @@ export const rateLimits = {
   webhookDeliveriesRead: { points: 60, duration: 60 },
   /** Not in the interface: wrong device user codes, per IP, so codes cannot be guessed. */
   deviceUserCode: { points: 10, duration: 60 },
+  /** Not in the interface: trips to an upstream provider started per IP (each stores a state). */
+  providerStart: { points: 60, duration: 60 },
   /** Not in the interface: uploads per user. */
   fileUpload: { points: 30, duration: 60 },
 } as const;
