@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { defaults } from '../config/defaults.js';
 import { ApiError } from '../http/errors.js';
 import { ErrorEnvelope, OAuthErrorBody, errorResponses } from '../http/schemas.js';
 import { authorize } from './authorize.js';
@@ -12,6 +13,7 @@ import {
   viewInteraction,
   walletChallenge,
 } from './interactions/interactions.service.js';
+import { sweepExpiredSignin } from './interactions/sweep.js';
 import { sendErrorPage } from './pages/html.js';
 import { renderSigninPage } from './pages/signin-page.js';
 
@@ -46,6 +48,12 @@ const HtmlOrRedirect = { 200: Type.String(), 302: Type.Null(), 400: Type.String(
 export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   const sameOrigin = sameOriginGuard(ctx);
+
+  const sweeper = setInterval(() => {
+    sweepExpiredSignin(ctx).catch((err) => app.log.warn({ err }, 'sign-in sweep failed'));
+  }, defaults.tokenSweepInterval * 1000);
+  sweeper.unref();
+  ctx.hooks.onClose.push(() => clearInterval(sweeper));
 
   app.get(
     '/oauth2/authorize',
