@@ -203,15 +203,13 @@ describe('signing in again during the grace window', () => {
     const w = createTestWallet();
     await linkOAuth(u.id, 'oauth-restore');
     await deleteMe(u);
-    const restored = await t.ctx.db
-      .transaction()
-      .execute((trx) =>
-        restoreIfInGrace(trx, t.clock, {
-          kind: 'oauth',
-          provider: 'discord',
-          externalUserId: 'oauth-restore',
-        }),
-      );
+    const restored = await t.ctx.db.transaction().execute((trx) =>
+      restoreIfInGrace(trx, t.clock, {
+        kind: 'oauth',
+        provider: 'discord',
+        externalUserId: 'oauth-restore',
+      }),
+    );
     assert.equal(restored, u.id);
     const row = await t.ctx.db
       .selectFrom('users')
