@@ -6,6 +6,7 @@
  * BENCH_ENTRIES (default 1000000), BENCH_REQUESTS per filter (default 500). Works in a fresh schema
  * of that database and drops it at the end. Goal: p99 of a filtered page < 20 ms.
  */
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
@@ -132,7 +133,7 @@ try {
         case when g % 50 = 0 then null else 'usr_bench_' || ((g * 7) % ${ACTORS}) end,
         (${sql.val(ACTIONS)}::text[])[1 + (g % ${ACTIONS.length})],
         (${sql.val(RESOURCE_TYPES)}::text[])[1 + ((g / 3) % ${RESOURCE_TYPES.length})],
-        'res_' || ((g * 7919) % ${RESOURCES}),
+        'res_' || ((g::bigint * 7919) % ${RESOURCES}),
         case when g % 3 = 0 then jsonb_build_object('n', g, 'note', 'seeded') else null end,
         ${now}::timestamptz - make_interval(secs => (g::float8 * ${spanSeconds} / ${count}))
       from generate_series(1, ${count}) g`.execute(ctx.db);
@@ -182,7 +183,13 @@ try {
     ['no filter (counts the whole org; reference)', () => ''],
   ];
 
-  console.log(`\n${REQUESTS} requests per filter, sequential, through app.inject; limit 50 unless noted\n`);
+  const load = loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+  console.log(
+    `\n${REQUESTS} requests per filter, sequential, through app.inject; limit 50 unless noted` +
+      `\n${cpus().length} CPUs, load average ${load} at the start of the measurements\n`,
+  );
   console.log(
     'filter'.padEnd(46) + 'p50 ms'.padStart(9) + 'p95 ms'.padStart(9) + 'p99 ms'.padStart(9) + '   avg total',
   );
@@ -206,6 +213,11 @@ try {
         `   ${Math.round(totals / REQUESTS).toLocaleString('en')}`,
     );
   }
+  console.log(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} at the end`,
+  );
 } finally {
   await app.close();
   await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(ctx.db);
