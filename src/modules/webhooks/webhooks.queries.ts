@@ -159,6 +159,13 @@ export async function insertDeliveries(db: Conn, rows: DeliveryRow[]): Promise<v
 export async function notifyWorkers(trx: Trx): Promise<void> {
   await sql`select pg_notify(${WORKER_CHANNEL}, current_schema())`.execute(trx);
 }
+
+/** Queues deliveries and wakes the workers (on commit) in one round trip: the outbox sink's hot path. */
+export async function insertDeliveriesAndNotify(trx: Trx, rows: DeliveryRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const insert = trx.insertInto('webhook_deliveries').values(rows);
+  await sql`with queued as (${insert}) select pg_notify(${WORKER_CHANNEL}, current_schema())`.execute(trx);
+}
 export const WORKER_CHANNEL = 'gatehouse_webhooks';
 
 export async function findDelivery(
@@ -278,30 +285,49 @@ export async function attemptOf(db: Conn, deliveryId: string): Promise<ClaimedAt
     .executeTakeFirst();
 }
 
+export interface SuccessRecord {
+  id: string;
+  attempt: number;
+  at: Date;
+  code: number;
+  excerpt: string;
+}
+
 /**
- * Records a successful attempt and resets the webhook's failure count in one statement. The webhook
- * row is only written when something changes (failures to reset, or a later `lastDeliveredAt`), so
- * a busy webhook does not serialise every delivery on its row lock.
+ * Records successful attempts in one statement (the worker batches them) and resets their webhooks'
+ * failure counts. A webhook row is written only when something changes (failures to reset, or a
+ * later `lastDeliveredAt`), so a busy webhook does not serialise its deliveries on its row lock.
+ * A row whose attempt number moved on (an expired lease re-claimed elsewhere) is left alone.
  */
-export async function recordSuccess(
-  db: Conn,
-  a: { id: string; attempt: number; now: Date; code: number; excerpt: string },
-): Promise<boolean> {
-  const res = await sql<{ id: string }>`
-    with d as (
-      update webhook_deliveries
-         set status = 'succeeded', response_code = ${a.code}, response_body_excerpt = ${a.excerpt},
-             delivered_at = ${a.now}, next_attempt_at = null, locked_until = null
-       where id = ${a.id} and attempt_count = ${a.attempt} and status = 'pending'
-       returning webhook_id),
+export async function recordSuccesses(db: Conn, items: SuccessRecord[]): Promise<number> {
+  if (items.length === 0) return 0;
+  const res = await sql<{ n: number }>`
+    with v as (
+      select * from unnest(
+        ${items.map((i) => i.id)}::text[],
+        ${items.map((i) => i.attempt)}::int[],
+        ${items.map((i) => i.code)}::int[],
+        ${items.map((i) => i.excerpt)}::text[],
+        ${items.map((i) => i.at.toISOString())}::timestamptz[]
+      ) as v(id, attempt, code, excerpt, at)),
+    d as (
+      update webhook_deliveries d
+         set status = 'succeeded', response_code = v.code, response_body_excerpt = v.excerpt,
+             delivered_at = v.at, next_attempt_at = null, locked_until = null
+        from v
+       where d.id = v.id and d.attempt_count = v.attempt and d.status = 'pending'
+       returning d.webhook_id, v.at),
+    m as (select webhook_id, max(at) as at from d group by webhook_id),
     w as (
       update webhooks
-         set consecutive_failures = 0, last_delivered_at = ${a.now}
-       where id in (select webhook_id from d)
-         and (consecutive_failures <> 0 or last_delivered_at is null or last_delivered_at < ${a.now}::timestamptz)
-       returning id)
-    select webhook_id as id from d`.execute(db);
-  return res.rows.length > 0;
+         set consecutive_failures = 0, last_delivered_at = m.at
+        from m
+       where webhooks.id = m.webhook_id
+         and (webhooks.consecutive_failures <> 0 or webhooks.last_delivered_at is null
+              or webhooks.last_delivered_at < m.at)
+       returning webhooks.id)
+    select count(*)::int as n from d`.execute(db);
+  return Number(res.rows[0]?.n ?? 0);
 }
 
 /** A failed attempt with retries left: back to pending, due at `nextAttemptAt`. */

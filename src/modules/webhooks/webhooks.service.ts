@@ -306,8 +306,7 @@ export const webhookOutboxSink: EventSink = async (trx, event) => {
       replay_of: null,
     };
   });
-  await q.insertDeliveries(trx, rows);
-  await q.notifyWorkers(trx);
+  await q.insertDeliveriesAndNotify(trx, rows);
 };
 
 /**

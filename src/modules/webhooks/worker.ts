@@ -10,7 +10,8 @@ import {
   claimDue,
   recordFinalFailure,
   recordRetry,
-  recordSuccess,
+  recordSuccesses,
+  type SuccessRecord,
   WORKER_CHANNEL,
 } from './webhooks.queries.js';
 
@@ -48,6 +49,12 @@ export class WebhookWorker {
   private woken = false;
   private unlisten: (() => Promise<void>) | null = null;
   private readonly secrets = new Map<string, { sealed: string; secret: string }>();
+  private readonly successQueue: Array<{
+    rec: SuccessRecord;
+    resolve: () => void;
+    reject: (e: unknown) => void;
+  }> = [];
+  private flushing = false;
 
   constructor(
     private readonly ctx: AppContext,
@@ -197,14 +204,45 @@ export class WebhookWorker {
     return result;
   }
 
+  /**
+   * Successes are written in batches: while one batch statement runs, the next one collects, so the
+   * batch grows with the load and a quiet worker still writes each result at once.
+   */
+  private recordSuccess(rec: SuccessRecord): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.successQueue.push({ rec, resolve, reject });
+      if (!this.flushing) void this.flushSuccesses();
+    });
+  }
+
+  private async flushSuccesses(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.successQueue.length > 0) {
+        const batch = this.successQueue.splice(0, 500);
+        try {
+          await recordSuccesses(
+            this.ctx.db,
+            batch.map((b) => b.rec),
+          );
+          for (const b of batch) b.resolve();
+        } catch (err) {
+          for (const b of batch) b.reject(err);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
   private async record(a: ClaimedAttempt, r: AttemptResult): Promise<void> {
     const ctx = this.ctx;
     const now = ctx.clock.now();
     if (r.status === 'succeeded') {
-      await recordSuccess(ctx.db, {
+      await this.recordSuccess({
         id: a.id,
         attempt: a.attempt_count,
-        now,
+        at: now,
         code: r.responseCode ?? 0,
         excerpt: r.responseBodyExcerpt ?? '',
       });
