@@ -142,6 +142,8 @@ export const rateLimits = {
   webhookDeliveriesRead: { points: 60, duration: 60 },
   /** Not in the interface: wrong device user codes, per IP, so codes cannot be guessed. */
   deviceUserCode: { points: 10, duration: 60 },
+  /** Not in the interface: wallet challenges and proofs on the hosted sign-in, per IP. */
+  signinWallet: { points: 30, duration: 60 },
   /** Not in the interface: trips to an upstream provider started per IP (each stores a state). */
   providerStart: { points: 60, duration: 60 },
   /** Not in the interface: uploads per user. */

@@ -48,6 +48,7 @@ const HtmlOrRedirect = { 200: Type.String(), 302: Type.Null(), 400: Type.String(
 export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   const sameOrigin = sameOriginGuard(ctx);
+  const walletLimit = ctx.rateLimits.guard('signinWallet', (req) => req.ip);
 
   const sweeper = setInterval(() => {
     sweepExpiredSignin(ctx).catch((err) => app.log.warn({ err }, 'sign-in sweep failed'));
@@ -96,6 +97,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       onRequest: sameOrigin,
       preValidation: requireJson,
+      preHandler: walletLimit,
       schema: {
         params: InteractionId,
         body: Type.Object(
@@ -118,6 +120,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       onRequest: sameOrigin,
       preValidation: requireJson,
+      preHandler: walletLimit,
       schema: {
         params: InteractionId,
         body: Type.Object(

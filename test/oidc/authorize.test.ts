@@ -251,6 +251,25 @@ describe('authorize: rate limit', () => {
     assert.equal(last.statusCode, 429);
     assert.ok(last.headers['retry-after']);
   });
+
+  it('limits wallet challenges and proofs to 30 a minute per IP (signinWallet)', async () => {
+    const ip = randomIp();
+    const address = createTestWallet().address;
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++) {
+      const path = i % 2 ? 'wallet/verify' : 'wallet/challenge';
+      const payload = i % 2 ? { address, signature: 'AAAA', signedMessage: 'AAAA' } : { address };
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/interactions/nope${i}/${path}`,
+        payload,
+        remoteAddress: ip,
+      });
+      statuses.push(res.statusCode);
+    }
+    assert.ok(statuses.slice(0, 30).every((s) => s === 404 || s === 400));
+    assert.equal(statuses[30], 429);
+  });
 });
 
 function sessionStart(res: { statusCode: number; headers: Record<string, unknown> }): { id: string } {
