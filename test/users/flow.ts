@@ -48,6 +48,7 @@ export async function signInToApp(t: TestApp, client: SeededClient, wallet: Test
       redirect_uri: client.redirectUri,
       client_id: client.clientId,
       code_verifier: verifier,
+      ...(client.clientSecret ? { client_secret: client.clientSecret } : {}),
     }).toString(),
   });
   assert.equal(token.statusCode, 200, token.body);
@@ -70,6 +71,23 @@ export function refresh(t: TestApp, client: SeededClient, refreshToken: string) 
       grant_type: 'refresh_token',
       refresh_token: refreshToken,
       client_id: client.clientId,
+      ...(client.clientSecret ? { client_secret: client.clientSecret } : {}),
     }).toString(),
   });
+}
+
+/** A client-credentials access token of a confidential `client`. */
+export async function clientCredentialsToken(t: TestApp, client: SeededClient): Promise<string> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/oauth2/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: client.clientId,
+      client_secret: String(client.clientSecret),
+    }).toString(),
+  });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json().access_token;
 }
