@@ -81,10 +81,10 @@ describe('admin mirror /admin/identity/organizations', () => {
       }
     }
     assert.deepEqual(
-      json(await t.app.inject({ url: admin(org, '/members'), headers: viewer.auth })).items.map(
-        (m: { roles: Array<{ name: string }> }) => m.roles[0].name,
-      ),
-      ['Owner', 'Member'],
+      json(await t.app.inject({ url: admin(org, '/members'), headers: viewer.auth }))
+        .items.map((m: { roles: Array<{ name: string }> }) => m.roles[0].name)
+        .sort(),
+      ['Member', 'Owner'],
     );
   });
 
