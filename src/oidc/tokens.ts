@@ -252,28 +252,30 @@ interface PendingEvent {
 
 /**
  * Group commit for `token.*` events of grants that write nothing else (client credentials): each
- * request waits until its event is committed, but the events that arrive while one transaction is
- * running share the next one, so a burst costs a transaction per batch rather than per token.
+ * request waits until its event is committed, but the events that arrive while a transaction runs
+ * share the next one, so a burst costs a transaction per batch rather than per token. A few batches
+ * may be in flight at once (`lanes`): writing is bound by database round trips, not by CPU.
  */
 export class TokenEventWriter {
   private queue: Array<PendingEvent & { done: (err?: unknown) => void }> = [];
-  private running = false;
+  private active = 0;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly maxBatch = 500,
+    private readonly lanes = 8,
+    private readonly maxBatch = 16,
   ) {}
 
   record(event: PendingEvent): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ ...event, done: (err) => (err ? reject(err) : resolve()) });
-      if (!this.running) void this.drain();
+      if (this.active < this.lanes) void this.lane();
     });
   }
 
-  private async drain(): Promise<void> {
-    this.running = true;
+  private async lane(): Promise<void> {
+    this.active++;
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch);
@@ -285,7 +287,7 @@ export class TokenEventWriter {
         }
       }
     } finally {
-      this.running = false;
+      this.active--;
     }
   }
 
