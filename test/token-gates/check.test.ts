@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import bs58 from 'bs58';
 import { sql } from 'kysely';
-import { gateCheckerOf } from '../../src/modules/token-gates/token-gates.check.js';
+import { gateCheckerOf, serializeCheckResult } from '../../src/modules/token-gates/token-gates.check.js';
+import type { CheckResult } from '../../src/modules/token-gates/token-gates.schemas.js';
 import { disableOrgTokenGates } from '../../src/modules/token-gates/token-gates.service.js';
 import { buildTestApp, createUser, json, type TestApp, type TestUser } from '../helpers/app.js';
 import { seedOrg, type TestOrg } from '../helpers/fixtures.js';
@@ -408,5 +409,18 @@ describe('token gate check', () => {
     } finally {
       await b.close();
     }
+  });
+});
+
+describe('check body serialisation', () => {
+  it('writes exactly JSON.stringify of the result for every shape', () => {
+    const shapes: CheckResult[] = [
+      { hasAccess: true, balance: '18446744073709551615', reason: null },
+      { hasAccess: true, balance: '0', reason: null },
+      { hasAccess: false, balance: '7', reason: 'insufficientBalance' },
+      { hasAccess: false, balance: null, reason: 'gateDisabled' },
+      { hasAccess: false, balance: null, reason: 'walletNotFound' },
+    ];
+    for (const r of shapes) assert.equal(serializeCheckResult(r), JSON.stringify(r));
   });
 });

@@ -18,7 +18,8 @@ export interface BalanceEntry {
 
 /** Where balances are cached: Redis when configured (shared by instances), else this process. */
 export interface BalanceCache {
-  get(key: string): Promise<BalanceEntry | undefined>;
+  /** Synchronous where the store allows (memory), so that a cached check awaits nothing. */
+  get(key: string): BalanceEntry | undefined | Promise<BalanceEntry | undefined>;
   set(key: string, entry: BalanceEntry): Promise<void>;
 }
 
@@ -38,7 +39,7 @@ export class MemoryBalanceCache implements BalanceCache {
     return this.map.size;
   }
 
-  async get(key: string): Promise<BalanceEntry | undefined> {
+  get(key: string): BalanceEntry | undefined {
     const e = this.map.get(key);
     if (!e) return undefined;
     this.map.delete(key);
@@ -98,6 +99,19 @@ export class RedisBalanceCache implements BalanceCache {
   }
 }
 
+/** A set that forgets its oldest member past `max` (addresses already found valid, on the hot path). */
+export class BoundedSet {
+  private readonly set = new Set<string>();
+  constructor(private readonly max: number) {}
+  has(value: string): boolean {
+    return this.set.has(value);
+  }
+  add(value: string): void {
+    this.set.add(value);
+    if (this.set.size > this.max) this.set.delete(this.set.values().next().value as string);
+  }
+}
+
 interface CachedGate {
   id: string;
   orgId: string;
@@ -122,10 +136,16 @@ class GateLookupCache {
     private readonly max: number,
   ) {}
 
-  async find(orgSlug: string, gateId: string): Promise<CachedGate | null> {
-    const now = this.ctx.clock.nowMs();
+  /** The cached gate (or cached miss, null); undefined when it must be read. */
+  peek(orgSlug: string, gateId: string): CachedGate | null | undefined {
     const hit = this.byGate.get(gateId)?.get(orgSlug);
-    if (hit && hit.expiresAt > now) return hit.gate;
+    return hit && hit.expiresAt > this.ctx.clock.nowMs() ? hit.gate : undefined;
+  }
+
+  async find(orgSlug: string, gateId: string): Promise<CachedGate | null> {
+    const cached = this.peek(orgSlug, gateId);
+    if (cached !== undefined) return cached;
+    const now = this.ctx.clock.nowMs();
     const generation = this.generation;
     const row = await findGateForCheck(this.ctx.db, orgSlug, gateId);
     const gate: CachedGate | null = row
@@ -231,12 +251,14 @@ export class GateChecker {
     walletAddress: string,
     refresh: boolean,
   ): Promise<{ result: CheckResult; ageSeconds?: number }> {
-    const gate = GATE_ID.test(gateId) ? await this.gates.find(orgSlug, gateId) : null;
+    if (!GATE_ID.test(gateId)) throw notFound('token gate');
+    const gate = this.gates.peek(orgSlug, gateId) ?? (await this.gates.find(orgSlug, gateId));
     if (!gate) throw notFound('token gate');
     if (!gate.enabled) return { result: DISABLED };
     const key = `${gate.mintAddress}:${walletAddress}`;
     let ageSeconds: number | undefined;
-    let entry = refresh ? undefined : await this.balances.get(key);
+    let entry = refresh ? undefined : this.balances.get(key);
+    if (entry instanceof Promise) entry = await entry;
     if (entry) ageSeconds = Math.max(0, Math.floor((this.ctx.clock.nowMs() - entry.fetchedAt) / 1000));
     else entry = await this.fetch(key, walletAddress, gate.mintAddress);
     return { result: decide(entry, gate.minHoldings), ageSeconds };
@@ -278,6 +300,16 @@ export class GateChecker {
     await this.balances.set(key, entry);
     return entry;
   }
+}
+
+/**
+ * The check's body, written directly: every part is a boolean, digits or one of three fixed words,
+ * so nothing needs escaping, and the hot path skips the generic serializer (as discovery does).
+ */
+export function serializeCheckResult(r: CheckResult): string {
+  const balance = r.balance === null ? 'null' : `"${r.balance}"`;
+  const reason = r.reason === null ? 'null' : `"${r.reason}"`;
+  return `{"hasAccess":${r.hasAccess},"balance":${balance},"reason":${reason}}`;
 }
 
 /** walletNotFound never grants access, even with minHoldings 0: the chain does not know the address. */

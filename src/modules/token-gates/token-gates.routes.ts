@@ -1,13 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { defaults } from '../../config/defaults.js';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { fieldErrors } from '../../http/error-handler.js';
 import { validationFailed } from '../../http/errors.js';
 import { orgGuards } from '../../http/permissions.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import { isSolanaAddress } from '../../lib/solana.js';
-import { GateChecker } from './token-gates.check.js';
+import { BoundedSet, GateChecker, serializeCheckResult } from './token-gates.check.js';
 import {
   CheckQuery,
   CheckResultSchema,
@@ -96,16 +97,15 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   // The public check. Its query errors are all 422 `validation_failed` (the interface's status for a
-  // bad walletAddress), so schema failures are attached and rendered by `checkQueryValid`.
+  // bad walletAddress), so schema failures are attached and rendered here. One preHandler does the
+  // rate limit and the validation: this is the hot path, and each hook costs a promise per request.
   const checker = new GateChecker(ctx, app.log);
   app.addHook('onClose', async () => checker.close());
-  const checkLimit = ctx.rateLimits.guard('gateCheck', (req) =>
-    (req.query as { refresh?: unknown }).refresh === 'true' ? undefined : req.ip,
-  );
-  const refreshLimit = ctx.rateLimits.guard('gateCheckRefresh', (req) =>
-    (req.query as { refresh?: unknown }).refresh === 'true' ? req.ip : undefined,
-  );
-  async function checkQueryValid(req: FastifyRequest): Promise<void> {
+  const knownAddresses = new BoundedSet(defaults.tokenGateLookupMaxEntries);
+  async function checkPreHandler(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const query = req.query as { walletAddress?: string; refresh?: unknown };
+    if (query.refresh === 'true') await ctx.rateLimits.consume('gateCheckRefresh', req.ip, reply);
+    else await ctx.rateLimits.consume('gateCheck', req.ip, reply);
     if (req.validationError) {
       const issues = (req.validationError as { validation?: unknown }).validation;
       throw validationFailed(
@@ -113,8 +113,9 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         422,
       );
     }
-    const { walletAddress } = req.query as { walletAddress: string };
-    if (!isSolanaAddress(walletAddress))
+    const wallet = query.walletAddress as string;
+    if (knownAddresses.has(wallet)) return;
+    if (!isSolanaAddress(wallet))
       throw validationFailed(
         [
           {
@@ -125,6 +126,7 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ],
         422,
       );
+    knownAddresses.add(wallet);
   }
 
   app.get(
@@ -136,14 +138,17 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: CheckResultSchema, ...errorResponses(404, 422, 429, 502, 504) },
       },
       attachValidation: true,
-      preHandler: [checkLimit, refreshLimit, checkQueryValid],
+      preHandler: checkPreHandler,
     },
     async (req, reply) => {
       const { orgSlug, gateId } = req.params;
       const { walletAddress, refresh } = req.query;
       const { result, ageSeconds } = await checker.check(orgSlug, gateId, walletAddress, refresh === 'true');
       if (ageSeconds !== undefined) reply.header('age', String(ageSeconds));
-      return result;
+      // Pre-serialised (a JSON string with a JSON content type is sent as is); the schema above still
+      // documents the body, and serializeCheckResult can only write its three fields.
+      const body = serializeCheckResult(result) as unknown as typeof result;
+      return reply.header('content-type', 'application/json; charset=utf-8').send(body);
     },
   );
 };

@@ -1,0 +1,179 @@
+// Benchmark: the public token-gate check served from the balance cache, against a bare Fastify JSON
+// reply, in the same run with the same load. Run: `node --import tsx bench/token-gates.ts`.
+// BENCH_CONNECTIONS (default 50), BENCH_DURATION seconds per measurement (default 5), BENCH_ROUNDS
+// (default 5). The targets are measured in turn within each round, so a noisy neighbour hits them
+// alike; the ratio reported is the median of the rounds' ratios. The app's own /healthz is measured
+// too, as the floor every route of the app pays (its global hooks), to tell it from the check's cost.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { builtInRoleRows } from '../src/bootstrap.js';
+import { loadConfig } from '../src/config/index.js';
+import { newId } from '../src/lib/ids.js';
+import { createGate } from '../src/modules/token-gates/token-gates.service.js';
+import { createContext } from '../src/server.js';
+import { FakeSolanaRpc } from '../test/token-gates/fake-rpc.js';
+
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const duration = Number(process.env.BENCH_DURATION ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const autocannonBin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
+
+/** autocannon in a child process, so the load generator does not share the servers' event loop. */
+function load(
+  url: string,
+  seconds: number,
+): Promise<{ rps: number; p99: number; non2xx: number; errors: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [autocannonBin, '--json', '-c', String(connections), '-d', String(seconds), url],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`autocannon exited with ${code}`));
+      const r = JSON.parse(out);
+      resolve({ rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors });
+    });
+  });
+}
+
+const CHECK_PATH = '/identity/organizations/:orgSlug/token-gates/:gateId/check';
+
+async function bareServer(): Promise<FastifyInstance> {
+  const bare = Fastify({ logger: false });
+  // The same path and query as the check, so both servers parse the same request; a constant reply.
+  bare.get(CHECK_PATH, async () => ({ hasAccess: true, balance: '1500', reason: null }));
+  await bare.listen({ port: 0, host: '127.0.0.1' });
+  return bare;
+}
+
+async function main() {
+  const rpc = await new FakeSolanaRpc().start();
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
+  const config = loadConfig(
+    {
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      BASE_URL: 'http://127.0.0.1',
+      DATA_DIR: dataDir,
+      ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
+      SOLANA_RPC_URL: rpc.url,
+      RATE_LIMIT_MULTIPLIER: '1000000',
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+    },
+    () => {},
+  );
+  const ctx = await createContext(config, { memory: true, warn: () => {} });
+  const app = await buildApp(ctx);
+
+  // One org with one gate, through the service (the mutation path), and a wallet holding the token.
+  const now = ctx.clock.now();
+  const userId = newId('usr_');
+  const orgId = newId('org_');
+  const slug = 'bench-org';
+  await ctx.db
+    .insertInto('users')
+    .values({ id: userId, username: 'bench', last_seen: now, created_at: now, updated_at: now } as never)
+    .execute();
+  await ctx.db
+    .insertInto('orgs')
+    .values({
+      id: orgId,
+      name: slug,
+      slug,
+      slug_claim: slug,
+      description: null,
+      icon_file_id: null,
+      created_by: userId,
+      payment_product_id: null,
+      payment_customer_id: null,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    })
+    .execute();
+  await ctx.db.insertInto('roles').values(builtInRoleRows(orgId, now)).execute();
+  const mint = rpc.addMint('spl-token');
+  const wallet = rpc.addWallet();
+  rpc.addTokenAccount(wallet, mint, '1500');
+  const gate = await createGate(ctx, { id: orgId, slug }, userId, {
+    name: 'Bench',
+    mintAddress: mint,
+    minHoldings: '1000',
+  });
+
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const bare = await bareServer();
+  const port = (s: FastifyInstance) => (s.server.address() as { port: number }).port;
+  const checkUrl = `http://127.0.0.1:${port(app)}/identity/organizations/${slug}/token-gates/${gate.id}/check?walletAddress=${wallet}`;
+  const bareUrl = checkUrl.replace(`:${port(app)}/`, `:${port(bare)}/`);
+
+  // Warm the balance cache and both servers.
+  const first = await fetch(checkUrl);
+  const body = await first.json();
+  if (first.status !== 200 || body.hasAccess !== true)
+    throw new Error(`warm-up failed: ${JSON.stringify(body)}`);
+  const cached = await fetch(checkUrl);
+  if (cached.headers.get('age') === null) throw new Error('the second check was not served from the cache');
+  await load(checkUrl, 2);
+  await load(bareUrl, 2);
+  await load(`http://127.0.0.1:${port(app)}/healthz`, 2);
+  const rpcCallsBefore = rpc.totalCalls;
+
+  const healthUrl = `http://127.0.0.1:${port(app)}/healthz`;
+  const targets = [
+    ['bare', bareUrl],
+    ['healthz', healthUrl],
+    ['check', checkUrl],
+  ] as const;
+  const results: Record<(typeof targets)[number][0], number[]> = { bare: [], healthz: [], check: [] };
+  const ratios: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    for (const [name, url] of targets) {
+      const r = await load(url, duration);
+      if (r.non2xx || r.errors) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+      results[name].push(r.rps);
+      console.log(`round ${i + 1} ${name.padEnd(7)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99} ms`);
+    }
+    ratios.push(results.check[i] / results.bare[i]);
+  }
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+  console.log(
+    `\n${connections} connections, ${duration} s x ${rounds} rounds, balance cache: ${ctx.redis ? 'Redis' : 'memory'}`,
+  );
+  console.log(`bare Fastify JSON reply   : ${median(results.bare).toFixed(0)} req/s (median)`);
+  console.log(`app /healthz (floor)      : ${median(results.healthz).toFixed(0)} req/s (median)`);
+  console.log(`cached token-gate check   : ${median(results.check).toFixed(0)} req/s (median)`);
+  console.log(`check / bare, per round   : ${ratios.map(pct).join(', ')}`);
+  console.log(`check / bare (median)     : ${pct(median(ratios))}`);
+  console.log(
+    `check / app floor (median): ${pct(median(results.check.map((c, i) => c / results.healthz[i])))}`,
+  );
+  console.log(`RPC calls during the measurement: ${rpc.totalCalls - rpcCallsBefore}`);
+
+  await bare.close();
+  await app.close();
+  await rpc.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
