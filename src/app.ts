@@ -14,6 +14,7 @@ import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { orgsRoutes } from './modules/orgs/orgs.routes.js';
 import { tokenGatesRoutes } from './modules/token-gates/token-gates.routes.js';
 import { wellKnownRoutes } from './oidc/discovery.js';
+import { providerRoutes } from './oidc/provider-routes.js';
 import { signinRoutes } from './oidc/signin-routes.js';
 import { tokenRoutes } from './oidc/token-routes.js';
 import { healthRoutes } from './ops/health.js';
@@ -111,6 +112,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   // Modules: one line each, in dependency order.
   await app.register(tokenRoutes);
   await app.register(signinRoutes);
+  await app.register(providerRoutes);
   await app.register(webhooksRoutes);
   await app.register(orgsRoutes);
   await app.register(brandsModule);

@@ -16,6 +16,7 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { isSolanaAddress } from '../../lib/solana.js';
 import { resolveFileId } from '../files/files.service.js';
+import { providerRevocationFor } from '../../providers/revocation.js';
 import { type ActivityType, recordActivity } from './activity.js';
 import { identityHash, type SignInIdentity } from './identities.js';
 import { ISO_639_1 } from './languages.js';
@@ -395,6 +396,7 @@ export async function unlinkOAuthAccount(
   linkId: string,
   meta: { ip?: string; userAgent?: string },
 ): Promise<void> {
+  let revokeAtProvider: () => Promise<boolean> = async () => false;
   await ctx.db.transaction().execute(async (trx) => {
     const methods = await lockAndCountSignInMethods(trx, userId);
     const link = await trx
@@ -405,6 +407,7 @@ export async function unlinkOAuthAccount(
       .executeTakeFirst();
     if (!link) throw notFound('linked account');
     if (methods <= 1) throw lastSignInMethod();
+    revokeAtProvider = await providerRevocationFor(ctx, trx, link.id);
     await trx.deleteFrom('oauth_links').where('id', '=', link.id).execute();
     await recordActivity(trx, ctx.clock, {
       userId,
@@ -413,6 +416,8 @@ export async function unlinkOAuthAccount(
       ...meta,
     });
   });
+  // After commit, best effort: the link is gone whether or not the provider answers.
+  await revokeAtProvider();
 }
 
 export interface OAuthAccount {

@@ -6,6 +6,7 @@ import { newId, randomAlphanumeric } from '../../lib/ids.js';
 import { recordActivity } from '../../modules/users/activity.js';
 import { createUser, restoreIfInGrace, touchUser } from '../../modules/users/users.service.js';
 import { fileTrackers } from '../../modules/files/files.service.js';
+import { enabledProviderTypes } from '../../providers/config.js';
 import { WALLET_PROVIDER } from '../../providers/types.js';
 import { createWalletChallenge, verifyWalletProof } from '../../solana/siws.js';
 import { type Client, loadClient } from '../clients.js';
@@ -17,7 +18,6 @@ import {
   attachUser,
   brandScopeDescriptions,
   completeInteraction,
-  enabledConnectionTypes,
   findBrand,
   findLiveInteraction,
   findWalletOwner,
@@ -125,7 +125,7 @@ export async function offeredProviders(
   brandId: string,
   providerOrder: string[],
 ): Promise<string[]> {
-  const enabled = new Set([WALLET_PROVIDER, ...(await enabledConnectionTypes(ctx, brandId))]);
+  const enabled = new Set<string>([WALLET_PROVIDER, ...(await enabledProviderTypes(ctx, brandId))]);
   const ordered = providerOrder.filter((p) => enabled.has(p));
   if (!ordered.includes(WALLET_PROVIDER)) ordered.unshift(WALLET_PROVIDER);
   for (const p of enabled) if (!ordered.includes(p)) ordered.push(p);
