@@ -70,7 +70,7 @@ async function main() {
       ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
       SOLANA_RPC_URL: rpc.url,
       RATE_LIMIT_MULTIPLIER: '1000000',
-      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
       ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     },
     () => {},

@@ -332,6 +332,28 @@ describe('token gate check', () => {
     assert.equal(row?.enabled, false);
   });
 
+  it('answers 404 and disables the gates when the org is deleted through the API', async () => {
+    const o = await seedOrg(t, owner);
+    const gate = await createGate({ mintAddress: mint, minHoldings: '0' }, o);
+    const wallet = rpc.addWallet();
+    assert.equal((await check(wallet, { gate, slug: o.slug })).statusCode, 200);
+    const del = await t.app.inject({
+      method: 'DELETE',
+      url: `/identity/organizations/${o.slug}`,
+      headers: owner.auth,
+    });
+    assert.equal(del.statusCode, 204, del.body);
+    const res = await check(wallet, { gate, slug: o.slug });
+    assert.equal(res.statusCode, 404);
+    assert.equal(json(res).error.code, 'not_found');
+    const row = await t.ctx.db
+      .selectFrom('token_gates')
+      .select('enabled')
+      .where('id', '=', gate)
+      .executeTakeFirst();
+    assert.equal(row?.enabled, false);
+  });
+
   it('answers 502 bad_gateway when the RPC node fails, and caches nothing', async () => {
     const wallet = rpc.addWallet();
     rpc.addTokenAccount(wallet, mint, '5000');

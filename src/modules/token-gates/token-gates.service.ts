@@ -5,6 +5,7 @@ import { notFound, validationFailed } from '../../http/errors.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { isSolanaAddress } from '../../lib/solana.js';
+import { onOrgDeleted } from '../orgs/orgs.service.js';
 import { invalidateGateLookups, invalidateOrgGateLookups } from './token-gates.check.js';
 import {
   deleteGate,
@@ -192,3 +193,9 @@ export async function disableOrgTokenGates(
   invalidateOrgGateLookups(orgId);
   return ids;
 }
+
+// An org's deletion turns its gates off in the same transaction (the handler gets no clock, so
+// updated_at takes the system time).
+onOrgDeleted(async (trx, orgId) => {
+  await disableOrgTokenGates(trx, orgId);
+});
