@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, mock } from 'node:test';
 import { sql } from 'kysely';
 import { defaults } from '../../src/config/defaults.js';
 import { newId } from '../../src/lib/ids.js';
-import { pruneAuditLog } from '../../src/modules/orgs/audit-log.service.js';
+import { pruneAuditLog, startAuditPruning } from '../../src/modules/orgs/audit-log.service.js';
 import { createUser, json, type TestApp, type TestUser } from '../helpers/app.js';
 import { addMember, seedOrg, type TestOrg } from '../helpers/fixtures.js';
 import { assertError, assertFieldError, buildOrgsTestApp } from './helpers.js';
@@ -284,14 +284,54 @@ describe('audit log', () => {
       assert.equal(Number(left.n), 0);
     });
 
-    it('registers the daily job so that closing the app stops it', async () => {
-      const other = await buildOrgsTestApp();
+    it('runs a minute after start and then daily, until the app closes', async () => {
+      const o = await seedOrg(t, owner);
+      const oldEntry = async (id: string) =>
+        t.ctx.db
+          .insertInto('audit_log')
+          .values({
+            id,
+            org_id: o.id,
+            actor_user_id: null,
+            action: 'old',
+            resource_type: 'test',
+            resource_id: id,
+            metadata: null,
+            timestamp: new Date(t.clock.nowMs() - 31 * DAY * 1000),
+          })
+          .execute();
+      const exists = async (id: string) =>
+        !!(await t.ctx.db.selectFrom('audit_log').select('id').where('id', '=', id).executeTakeFirst());
+      const settle = async (id: string, present: boolean) => {
+        for (let i = 0; i < 500 && (await exists(id)) !== present; i++)
+          await new Promise((r) => setImmediate(r));
+        return exists(id);
+      };
+
+      mock.timers.enable({ apis: ['setTimeout', 'setInterval'] });
+      const hooks = t.ctx.hooks.onClose.length;
       try {
-        assert.ok(other.ctx.hooks.onClose.length >= 1);
+        startAuditPruning(t.ctx, { error: () => {} });
+        assert.equal(t.ctx.hooks.onClose.length, hooks + 1);
+        await oldEntry('log_timer_1');
+        mock.timers.tick(59_000);
+        assert.equal(await settle('log_timer_1', false), true, 'not before the first minute');
+        mock.timers.tick(1_000);
+        assert.equal(await settle('log_timer_1', false), false, 'pruned a minute after start');
+
+        await oldEntry('log_timer_2');
+        mock.timers.tick(DAY * 1000 - 60_000);
+        assert.equal(await settle('log_timer_2', false), false, 'pruned by the daily run');
+
+        // The stop function registered for close clears both timers.
+        await t.ctx.hooks.onClose.pop()!();
+        await oldEntry('log_timer_3');
+        mock.timers.tick(2 * DAY * 1000);
+        assert.equal(await settle('log_timer_3', false), true, 'no run after close');
       } finally {
-        await other.close();
+        mock.timers.reset();
+        t.ctx.hooks.onClose.length = Math.min(t.ctx.hooks.onClose.length, hooks);
       }
-      assert.equal(other.ctx.hooks.onClose.length, 0);
     });
   });
 });
