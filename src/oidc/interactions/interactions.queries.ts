@@ -6,7 +6,7 @@ import './tables.js';
 
 /** Whether a table of another module's migration exists yet (answer cached per context). */
 const tableCache = new WeakMap<AppContext, Map<string, Promise<boolean>>>();
-export function tableExists(ctx: AppContext, name: 'connections' | 'brand_scopes'): Promise<boolean> {
+export function tableExists(ctx: AppContext, name: 'brand_scopes'): Promise<boolean> {
   let m = tableCache.get(ctx);
   if (!m) {
     m = new Map();
@@ -52,15 +52,6 @@ export async function findBrand(db: Executor, brandId: string): Promise<BrandPre
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
   return row ?? null;
-}
-
-/** Connection types the brand has enabled (none while the connections table does not exist). */
-export async function enabledConnectionTypes(ctx: AppContext, brandId: string): Promise<string[]> {
-  if (!(await tableExists(ctx, 'connections'))) return [];
-  const r = await sql<{
-    type: string;
-  }>`select type from connections where brand_id = ${brandId} and enabled`.execute(ctx.db);
-  return r.rows.map((x) => x.type);
 }
 
 /** The brand's own scope vocabulary, by name. */
