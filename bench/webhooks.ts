@@ -238,14 +238,19 @@ async function main(): Promise<void> {
     for (let sent = 0; sent < EVENTS; sent += 100) await fire(Math.min(100, EVENTS - sent));
     const queuedIn = Date.now() - queueStart;
     const drainStart = Date.now();
+    const cpuBefore = process.cpuUsage();
     await worker.start();
     const burst = await waitFor(EVENTS * WEBHOOKS, 300_000);
+    const cpu = process.cpuUsage(cpuBefore);
     report(
       `drain (${EVENTS * WEBHOOKS} deliveries queued in ${queuedIn} ms, then the worker started)`,
       burst,
       EVENTS * WEBHOOKS,
       drainStart,
       false,
+    );
+    console.log(
+      `  worker process CPU      ${((cpu.user + cpu.system) / 1000 / burst.count).toFixed(2)} ms per delivery (user+system)`,
     );
 
     // Latency: events at a steady rate below capacity, one per transaction, the worker running.

@@ -3,7 +3,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { webhookWorker } from '../../src/modules/webhooks/webhooks.routes.js';
-import type { WebhookWorker } from '../../src/modules/webhooks/worker.js';
+import { WebhookWorker } from '../../src/modules/webhooks/worker.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { buildTestApp, consoleToken, createUser, json, type TestApp, type TestUser } from '../helpers/app.js';
 import { seedOrg, type TestOrg } from '../helpers/fixtures.js';
@@ -147,6 +147,26 @@ describe('webhook delivery', () => {
       deliveredAt: t.clock.now().toISOString(),
     });
     assert.equal((await getHook(h.id)).lastDeliveredAt, t.clock.now().toISOString());
+  });
+
+  it('a running worker sends a new delivery as soon as its transaction commits (no poll)', async () => {
+    const h = await hook(['oidcClient.secret.rotated']);
+    // A poll interval far beyond the test: only the commit-time notification can wake it.
+    const live = new WebhookWorker(t.ctx, { pollIntervalMs: 600_000, client: { ca: selfSignedCert().cert } });
+    await live.start();
+    try {
+      await new Promise((r) => setTimeout(r, 100)); // its first (empty) claim is done; it now sleeps
+      const firedAt = Date.now();
+      await fireEvent(t, org, owner, 'oidcClient.secret.rotated', { clientId: 'c' });
+      while (rx.on(h.path).length === 0 && Date.now() - firedAt < 5000)
+        await new Promise((r) => setTimeout(r, 10));
+      assert.equal(rx.on(h.path).length, 1);
+      assert.ok(Date.now() - firedAt < 5000);
+    } finally {
+      await live.close();
+    }
+    const [d] = (await deliveries(h.id)).items;
+    assert.equal(d.status, 'succeeded');
   });
 
   it('retries a 500 on the schedule with the same id and the same bytes, then succeeds', async () => {

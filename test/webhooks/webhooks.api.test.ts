@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { deleteOrg } from '../../src/modules/orgs/orgs.service.js';
 import { webhookWorker } from '../../src/modules/webhooks/webhooks.routes.js';
 import { buildTestApp, createUser, grantSystem, json, type TestApp, type TestUser } from '../helpers/app.js';
 import { addMember, seedOrg, type TestOrg } from '../helpers/fixtures.js';
@@ -387,6 +388,32 @@ describe('webhooks API', () => {
         throw new Error('abort');
       }),
     );
+    const rows = await t.ctx.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('webhook_id', '=', hook.id)
+      .execute();
+    assert.equal(rows.length, 0);
+  });
+
+  it('deleting the org disables its webhooks, and nothing more is queued', async () => {
+    const o = await seedOrg(t, owner);
+    const hook = json(
+      await create({ url: uniqueUrl(), events: ['*'] }, owner, `/identity/organizations/${o.slug}/webhooks`),
+    );
+    const row = await t.ctx.db
+      .selectFrom('orgs')
+      .selectAll()
+      .where('id', '=', o.id)
+      .executeTakeFirstOrThrow();
+    await deleteOrg(t.ctx, row, owner.id);
+    const w = await t.ctx.db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('id', '=', hook.id)
+      .executeTakeFirstOrThrow();
+    assert.equal(w.enabled, false);
+    await fireEvent(t, o, owner, 'member.removed', { user: member.id, removedRoles: [] });
     const rows = await t.ctx.db
       .selectFrom('webhook_deliveries')
       .select('id')

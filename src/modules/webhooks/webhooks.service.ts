@@ -5,6 +5,7 @@ import { EVENT_TYPES, subscribes } from '../../events/catalog.js';
 import { type EventSink, recordMutation } from '../../events/outbox.js';
 import { type FieldError, notFound, validationFailed } from '../../http/errors.js';
 import { newId, uuid } from '../../lib/ids.js';
+import { onOrgDeleted } from '../orgs/orgs.service.js';
 import { newWebhookSecret } from './delivery.js';
 import * as q from './webhooks.queries.js';
 import type {
@@ -248,6 +249,7 @@ export async function rotateSecret(
 export async function disableOrgWebhooks(trx: Trx, orgId: string, now: Date = new Date()): Promise<void> {
   await q.disableAllWebhooks(trx, orgId, now);
 }
+onOrgDeleted((trx, orgId) => disableOrgWebhooks(trx, orgId));
 
 // ---------------------------------------------------------------- deliveries
 

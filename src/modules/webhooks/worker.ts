@@ -55,6 +55,7 @@ export class WebhookWorker {
     reject: (e: unknown) => void;
   }> = [];
   private flushing = false;
+  private waitingForSlot = false;
 
   constructor(
     private readonly ctx: AppContext,
@@ -160,7 +161,8 @@ export class WebhookWorker {
             .catch(() => {})
             .finally(() => {
               this.inFlight.delete(p);
-              this.wake();
+              // Only a loop that stopped claiming for lack of slots needs waking for a free one.
+              if (this.waitingForSlot) this.wake();
             });
           this.inFlight.add(p);
         }
@@ -169,6 +171,7 @@ export class WebhookWorker {
       if (!this.running) break;
       if (full && this.inFlight.size < this.concurrency) continue;
       if (this.woken) continue;
+      this.waitingForSlot = this.inFlight.size >= this.concurrency;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.pollIntervalMs);
         this.wakeUp = () => {
@@ -177,6 +180,7 @@ export class WebhookWorker {
         };
       });
       this.wakeUp = null;
+      this.waitingForSlot = false;
     }
   }
 
