@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { defaults } from '../config/defaults.js';
 import { ApiError } from '../http/errors.js';
 import { ErrorEnvelope, OAuthErrorBody, errorResponses } from '../http/schemas.js';
+import { providerErrorMessage } from '../providers/flow.js';
 import { authorize } from './authorize.js';
 import { deviceDecision, devicePage } from './device-pages.js';
 import { isForm, requireJson, sameOriginGuard, wantsJson } from './interactions/guards.js';
@@ -170,7 +171,14 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/signin/:id',
-    { schema: { params: InteractionId, response: HtmlOrRedirect } },
+    {
+      schema: {
+        params: InteractionId,
+        // `error`: why an upstream provider sent the browser back (see PROVIDER_ERROR_MESSAGES).
+        querystring: Type.Object({ error: Type.Optional(Type.String({ maxLength: 64 })) }),
+        response: HtmlOrRedirect,
+      },
+    },
     async (req, reply) => {
       try {
         const loaded = await loadInteraction(ctx, req.params.id);
@@ -178,6 +186,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return renderSigninPage(reply, view, {
           preselected: loaded.params.provider,
           baseUrl: ctx.config.baseUrl,
+          notice: providerErrorMessage(req.query.error),
         });
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) {

@@ -39,6 +39,13 @@ export const PROVIDER_ERROR_MESSAGES = {
 } as const;
 export type ProviderFailure = keyof typeof PROVIDER_ERROR_MESSAGES;
 
+/** The sign-in page's message for an `error` code a provider return carried; unknown codes show nothing. */
+export function providerErrorMessage(code: string | undefined): string | undefined {
+  return code && Object.hasOwn(PROVIDER_ERROR_MESSAGES, code)
+    ? PROVIDER_ERROR_MESSAGES[code as ProviderFailure]
+    : undefined;
+}
+
 /** A failed trip to a provider. `claimedExternalId` is the account it was about, when known. */
 export class ProviderFlowError extends Error {
   constructor(

@@ -98,6 +98,7 @@ describe('hosted sign-in page with upstream providers, in headless Chromium', ()
     await page.click('#provider-discord');
     await page.waitForURL(new RegExp(`/signin/${id}\\?error=cancelled$`));
     assert.ok(await page.isVisible('#provider-discord'));
+    assert.equal(await page.textContent('#status'), 'Sign-in was cancelled. Choose a way to continue.');
     await page.close();
   });
 });

@@ -93,7 +93,7 @@ const SCRIPT = `(() => {
 export function renderSigninPage(
   reply: FastifyReply,
   view: InteractionView,
-  opts: { preselected?: string; baseUrl: string },
+  opts: { preselected?: string; baseUrl: string; notice?: string },
 ): FastifyReply {
   const { brand, app } = view;
   const logo = safeUrl(brand.logoUrl);
@@ -133,7 +133,7 @@ ${scopes}
 <button type="button" id="consent-allow">Allow</button>
 <button type="button" class="secondary" id="consent-deny">Deny</button>
 </section>
-<p class="status" id="status" role="status"></p>
+<p class="status${opts.notice ? ' error' : ''}" id="status" role="status">${esc(opts.notice ?? '')}</p>
 <footer>${links}</footer>
 <script type="application/json" id="gh-data">${jsonForScript({ id: view.id, step: view.step })}</script>`;
   return sendPage(reply, {
