@@ -159,6 +159,37 @@ describe('roles', () => {
     });
   });
 
+  describe('API keys', () => {
+    it('a scoped key cannot create a role wider than its scopes, even for the Owner', async () => {
+      const key = 'ghsk_test_orgs_roles_scoped_key';
+      const previous = t.ctx.hooks.apiKeyVerifier;
+      // Stands in for the users module's verifier: this key belongs to the Owner, scoped to role edits.
+      t.ctx.hooks.apiKeyVerifier = async (presented) =>
+        presented === key
+          ? { kind: 'api_key', userId: owner.id, scopes: ['org.members.edit'], apiKeyId: 'k1' }
+          : null;
+      try {
+        const headers = { authorization: `Bearer ${key}` };
+        const wide = await t.app.inject({
+          method: 'POST',
+          url: url(org),
+          headers,
+          payload: { name: roleName(), permissions: ['org.members.edit', 'org.delete'] },
+        });
+        assert.deepEqual(assertError(wide, 403, 'forbidden').details.missing, ['org.delete']);
+        const narrow = await t.app.inject({
+          method: 'POST',
+          url: url(org),
+          headers,
+          payload: { name: roleName(), permissions: ['org.members.edit'] },
+        });
+        assert.equal(narrow.statusCode, 201, narrow.body);
+      } finally {
+        t.ctx.hooks.apiKeyVerifier = previous;
+      }
+    });
+  });
+
   describe('PATCH roles/:roleId', () => {
     it('renames, clears the description and replaces the permission list', async () => {
       const role = json(

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { authenticate, principalOf } from '../../http/auth.js';
-import { type OrgPermission, orgGuards } from '../../http/permissions.js';
+import { apiKeyAllows, type OrgPermission, orgGuards } from '../../http/permissions.js';
 import type { Actor } from './roles.service.js';
 
 /** Options of the org-scoped route plugins, registered once for members and once as the admin mirror. */
@@ -36,10 +36,16 @@ export function orgScope(ctx: AppContext, opts: OrgScopeOptions) {
       requirePermission(permission),
       ctx.rateLimits.guard('auditLogRead', orgKey),
     ],
-    actor: (req: FastifyRequest): Actor => ({
-      userId: principalOf(req).userId,
-      permissions: req.orgPermissions,
-      admin: opts.admin,
-    }),
+    /**
+     * The caller as the escalation checks see them. A scoped API key acts with the permissions its
+     * scopes allow, so a narrow key cannot mint or hand out a role wider than itself.
+     */
+    actor: (req: FastifyRequest): Actor => {
+      const principal = principalOf(req);
+      let permissions = req.orgPermissions;
+      if (principal.kind === 'api_key')
+        permissions = new Set([...permissions].filter((p) => apiKeyAllows(principal.scopes, p)));
+      return { userId: principal.userId, permissions, admin: opts.admin };
+    },
   };
 }
