@@ -110,6 +110,8 @@ export const limits = {
   logLimitDefault: 50,
   orgListLimitMax: 100,
   orgListLimitDefault: 50,
+  /** Digits of a token gate's `minHoldings` (any size in principle; a u64 balance has 20 digits). */
+  minHoldingsMaxDigits: 1000,
 } as const;
 
 /**

@@ -169,6 +169,7 @@ describe('token gate management', () => {
       [{ ...good, minHoldings: '1.5' }, 'minHoldings', 'invalid_format'],
       [{ ...good, minHoldings: ' 5' }, 'minHoldings', 'invalid_format'],
       [{ ...good, minHoldings: '' }, 'minHoldings', 'too_short'],
+      [{ ...good, minHoldings: '1'.repeat(1001) }, 'minHoldings', 'too_long'],
       [{ ...good, enabled: 'yes' }, 'enabled', 'invalid_type'],
       [{ ...good, id: 'gate_mine' }, 'id', 'unknown_field'],
     ];

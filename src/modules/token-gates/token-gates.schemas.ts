@@ -9,10 +9,13 @@ const Description = Type.String({ maxLength: limits.descriptionMax });
 /**
  * Raw token units as a decimal string: digits only (no sign, exponent, point or spaces), read as a
  * BigInt and stored without leading zeros. Bounded only so a request cannot make the server parse a
- * megabyte-long number; the bound is far above any balance (a u64 has 20 digits).
+ * megabyte-long number; the bound is far above any balance.
  */
-export const MIN_HOLDINGS_MAX_DIGITS = 1000;
-const MinHoldings = Type.String({ pattern: '^[0-9]+$', minLength: 1, maxLength: MIN_HOLDINGS_MAX_DIGITS });
+const MinHoldings = Type.String({
+  pattern: '^[0-9]+$',
+  minLength: 1,
+  maxLength: limits.minHoldingsMaxDigits,
+});
 /** Shape only; the service also checks that it decodes to 32 bytes (isSolanaAddress). */
 const Base58Address = Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$' });
 
