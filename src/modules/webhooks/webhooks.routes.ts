@@ -22,15 +22,15 @@ import {
   WebhookWithSecret,
 } from './webhooks.schemas.js';
 import * as service from './webhooks.service.js';
-import { WebhookWorker } from './worker.js';
+import { WebhookWorker, type WorkerLog } from './worker.js';
 
 const workers = new WeakMap<AppContext, WebhookWorker>();
 
 /** This instance's delivery worker (tests drive it with `stop()` / `runOnce()`). */
-export function webhookWorker(ctx: AppContext): WebhookWorker {
+export function webhookWorker(ctx: AppContext, log?: WorkerLog): WebhookWorker {
   let w = workers.get(ctx);
   if (!w) {
-    w = new WebhookWorker(ctx);
+    w = new WebhookWorker(ctx, { log });
     workers.set(ctx, w);
   }
   return w;
@@ -170,7 +170,7 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
 export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   addEventSink(service.webhookOutboxSink);
-  const worker = webhookWorker(ctx);
+  const worker = webhookWorker(ctx, app.log);
   app.addHook('onReady', async () => worker.start());
   app.addHook('onClose', async () => worker.close());
   await app.register(scopedRoutes({ admin: false }), { prefix: '/identity/organizations/:orgSlug/webhooks' });

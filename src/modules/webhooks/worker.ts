@@ -26,6 +26,12 @@ export interface WorkerOptions {
   listen?: boolean;
   /** Delivery client settings; `allowPrivateNetworks` defaults to the configuration. */
   client?: Partial<DeliveryClientOptions>;
+  /** Where operational problems are reported (the app's logger). Never given secrets or bodies. */
+  log?: WorkerLog;
+}
+
+export interface WorkerLog {
+  warn(obj: unknown, msg?: string): void;
 }
 
 /**
@@ -42,6 +48,7 @@ export class WebhookWorker {
   private readonly concurrency: number;
   private readonly pollIntervalMs: number;
   private readonly listen: boolean;
+  private readonly log?: WorkerLog;
   private running = false;
   private loopPromise: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<void>>();
@@ -65,6 +72,7 @@ export class WebhookWorker {
     this.concurrency = opts.concurrency ?? 200;
     this.pollIntervalMs = opts.pollIntervalMs ?? 500;
     this.listen = opts.listen ?? true;
+    this.log = opts.log;
     this.client = this.makeClient(opts.client);
   }
 
@@ -152,13 +160,17 @@ export class WebhookWorker {
         let claimed: ClaimedAttempt[] = [];
         try {
           claimed = await this.claim(want);
-        } catch {
+        } catch (err) {
           // The database is unreachable or closing: try again on the next tick.
+          if (this.running) this.log?.warn({ err }, 'webhook worker: claiming deliveries failed');
         }
         for (const a of claimed) {
           const p: Promise<void> = this.process(a)
             .then(() => {})
-            .catch(() => {})
+            .catch((err) => {
+              // The attempt stays leased and is sent again when the lease ends (at-least-once).
+              this.log?.warn({ err, deliveryId: a.id }, 'webhook worker: recording an attempt failed');
+            })
             .finally(() => {
               this.inFlight.delete(p);
               // Only a loop that stopped claiming for lack of slots needs waking for a free one.
@@ -304,17 +316,34 @@ export class WebhookWorker {
         const off = await database.pglite.listen(WORKER_CHANNEL, (p) => onNotify(p));
         this.unlisten = async () => off();
       } else if (database.kind === 'postgres' && config.databaseUrl) {
-        const client = new pg.Client({ connectionString: config.databaseUrl });
-        client.on('error', () => {
-          /* the poll keeps deliveries moving; the listener is best-effort */
+        const client = new pg.Client({
+          connectionString: config.databaseUrl,
+          application_name: 'gatehouse-webhook-worker',
         });
+        let ended = false;
+        const reconnect = () => {
+          // The poll keeps deliveries moving meanwhile; listen again shortly.
+          if (ended || !this.running) return;
+          ended = true;
+          this.log?.warn('webhook worker: notification connection lost; reconnecting');
+          client.end().catch(() => {});
+          setTimeout(() => {
+            if (this.running) void this.subscribe();
+          }, 1000).unref();
+        };
+        client.on('error', reconnect);
+        client.on('end', reconnect);
         client.on('notification', (n) => onNotify(n.payload));
         await client.connect();
         await client.query(`listen ${WORKER_CHANNEL}`);
-        this.unlisten = () => client.end();
+        this.unlisten = async () => {
+          ended = true;
+          await client.end();
+        };
       }
-    } catch {
+    } catch (err) {
       this.unlisten = null;
+      this.log?.warn({ err }, 'webhook worker: cannot listen for notifications; polling only');
     }
   }
 }
