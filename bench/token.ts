@@ -9,7 +9,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,7 +80,14 @@ function load(url: string, seconds = duration): Promise<autocannon.Result> {
 
 /** The oidc-provider side, run as a child: `bench/token.ts --serve-oidc-provider <port>`. */
 async function serveOidcProvider(port: number): Promise<void> {
-  const { default: Provider } = await import('oidc-provider');
+  // oidc-provider ships no type declarations; only its constructor and listen() are used here.
+  const specifier = 'oidc-provider';
+  const { default: Provider } = (await import(specifier)) as {
+    default: new (
+      issuer: string,
+      config: Record<string, unknown>,
+    ) => { listen(port: number, host: string): void };
+  };
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'bench', use: 'sig', alg: 'RS256' };
   const provider = new Provider(`http://127.0.0.1:${port}`, {
@@ -198,6 +205,17 @@ async function dropSchema(env: Record<string, string | undefined>): Promise<void
   await client.end();
 }
 
+/** CPU seconds (user + system) a process has used so far; null where /proc is not available. */
+function cpuSeconds(pid: number | undefined): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 function line(name: string, r: autocannon.Result): string {
   return `${name.padEnd(14)} ${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}`;
 }
@@ -233,9 +251,9 @@ async function main(): Promise<void> {
         },
       ),
     );
-    const targets: Array<[string, string]> = [
-      ['gatehouse', `http://127.0.0.1:${gatePort}/oauth2/token`],
-      ['oidc-provider', `http://127.0.0.1:${oidcPort}/token`],
+    const targets: Array<[string, string, ChildProcess]> = [
+      ['gatehouse', `http://127.0.0.1:${gatePort}/oauth2/token`, children[0]],
+      ['oidc-provider', `http://127.0.0.1:${oidcPort}/token`, children[1]],
     ];
     for (const [, url] of targets) await waitForToken(url);
     for (const [name, url] of targets) {
@@ -249,9 +267,15 @@ async function main(): Promise<void> {
     );
     const best: Record<string, number> = {};
     for (let round = 1; round <= rounds; round++) {
-      for (const [name, url] of targets) {
+      for (const [name, url, child] of targets) {
+        const cpuBefore = cpuSeconds(child.pid);
         const r = await load(url);
-        console.log(`round ${round} ${line(name, r)}`);
+        const cpuAfter = cpuSeconds(child.pid);
+        const perToken =
+          cpuBefore !== null && cpuAfter !== null && r.requests.total > 0
+            ? `  server CPU ${(((cpuAfter - cpuBefore) / r.requests.total) * 1e6).toFixed(0)} µs/token`
+            : '';
+        console.log(`round ${round} ${line(name, r)}${perToken}`);
         best[name] = Math.max(best[name] ?? 0, r.requests.average);
       }
     }
