@@ -23,7 +23,11 @@ import { PROVIDER_LABELS } from '../providers/index.js';
 import { sendLinkResultPage, sendTelegramWidgetPage } from '../providers/pages.js';
 import type { ExternalIdentity, ProviderTokens } from '../providers/provider.js';
 import { completeProviderSignIn, recordFailedSignIn, requestMeta } from '../providers/signin.js';
-import { consumeProviderState, type ProviderStateRow } from '../providers/states.js';
+import {
+  consumeProviderState,
+  deleteExpiredProviderStates,
+  type ProviderStateRow,
+} from '../providers/states.js';
 import { TELEGRAM_FIELDS } from '../providers/telegram.js';
 import { PROVIDER_TYPES, type ProviderType } from '../providers/types.js';
 import { type LoadedInteraction, loadInteraction } from './interactions/interactions.service.js';
@@ -87,6 +91,15 @@ function signinPageWithError(ctx: AppContext, interactionId: string, reason: Pro
  */
 export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
+
+  // Sign-in states go with their interactions; link states (no interaction) are swept here.
+  const sweeper = setInterval(() => {
+    deleteExpiredProviderStates(ctx.db, ctx.clock.now()).catch(() =>
+      app.log.warn('provider state sweep failed'),
+    );
+  }, defaults.tokenSweepInterval * 1000);
+  sweeper.unref();
+  ctx.hooks.onClose.push(() => clearInterval(sweeper));
 
   app.get(
     '/interactions/:id/providers/:type',

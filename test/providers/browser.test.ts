@@ -80,7 +80,7 @@ describe('hosted sign-in page with upstream providers, in headless Chromium', ()
     assert.equal(`${url.origin}${url.pathname}`, client.redirectUri);
     assert.ok(url.searchParams.get('code'));
     assert.ok(url.searchParams.get('state')?.startsWith('st-'));
-    assert.match(await page.textContent('body'), /app callback reached/);
+    assert.match((await page.textContent('body')) ?? '', /app callback reached/);
     await page.close();
   });
 

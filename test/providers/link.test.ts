@@ -231,6 +231,25 @@ describe('linking and unlinking providers, restoring accounts, and secrets', () 
     assert.equal(row.deleted_at, null);
   });
 
+  it('expired link states are swept; live ones stay', async () => {
+    const { deleteExpiredProviderStates } = await import('../../src/providers/states.js');
+    const res = await startLink('google', { authorization: `Bearer ${await consoleToken(w.t, userId)}` });
+    assert.equal(res.statusCode, 200);
+    const live = () =>
+      w.t.ctx.db
+        .selectFrom('provider_states')
+        .select('id')
+        .where('purpose', '=', 'link')
+        .where('consumed_at', 'is', null)
+        .execute();
+    await deleteExpiredProviderStates(w.t.ctx.db, w.t.clock.now());
+    const before = (await live()).length;
+    assert.ok(before >= 1, 'the fresh link state survives a sweep');
+    const swept = await deleteExpiredProviderStates(w.t.ctx.db, new Date(w.t.clock.nowMs() + 11 * 60 * 1000));
+    assert.ok(swept >= before);
+    assert.equal((await live()).length, 0);
+  });
+
   it('after every provider has been used, no provider secret or token is in a response, audit entry, event or row', async () => {
     for (const type of ['apple', 'microsoft', 'facebook', 'matrica']) {
       const { res } = await providerSignIn(w, await startInteraction(w, client), type);
