@@ -23,7 +23,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function waitFor(url: string, ms = 30_000): Promise<void> {
+async function waitFor(url: string, ms = 120_000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     try {
