@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { issueAuthorizationCode } from '../../src/oidc/codes.js';
-import { revokeAllForUser, revokeTokensForGrant } from '../../src/oidc/revocation.js';
+import { revokeAllForUser, revokeTokensForGrant, sweepExpired } from '../../src/oidc/revocation.js';
 import { type TestApp, type TestUser, buildTestApp, consoleToken, createUser, json } from '../helpers/app.js';
 import {
   type TestBrand,
@@ -178,6 +178,32 @@ describe('POST /oauth2/revoke', () => {
     await t.ctx.db.transaction().execute((trx) => revokeAllForUser(trx, t.clock, victim.id));
     assert.equal(await userinfo(c.access_token), 401);
     assert.equal(json(await refresh(other, c.refresh_token)).error, 'invalid_grant');
+  });
+
+  test('the sweeper deletes expired records but keeps used codes for a day', async () => {
+    const tokens = await tokensFor(rp);
+    const rf = form({ token: tokens.access_token, client_id: rp.clientId, client_secret: rp.clientSecret });
+    await t.app.inject({ method: 'POST', url: '/oauth2/revoke', ...rf });
+    const count = async (table: 'revoked_tokens' | 'access_tokens' | 'authorization_codes') =>
+      Number(
+        (
+          await t.ctx.db
+            .selectFrom(table)
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    assert.ok((await count('revoked_tokens')) > 0);
+    t.clock.advance(3601);
+    await sweepExpired(t.ctx.db, t.clock);
+    assert.equal(await count('revoked_tokens'), 0);
+    assert.equal(await count('access_tokens'), 0);
+    assert.ok((await count('authorization_codes')) > 0, 'used codes are kept to detect late reuse');
+    t.clock.advance(24 * 3600);
+    await sweepExpired(t.ctx.db, t.clock);
+    assert.equal(await count('authorization_codes'), 0);
+    // The refresh token outlives all of it.
+    assert.equal((await refresh(rp, tokens.refresh_token)).statusCode, 200);
   });
 
   test('rate limit: 30 per minute per client, in the OAuth envelope with Retry-After', async () => {

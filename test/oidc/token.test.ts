@@ -14,6 +14,7 @@ import {
   pkcePair,
   setProfile,
 } from '../helpers/oidc.js';
+import { notifyAppChanged } from '../../src/modules/apps/apps.notify.js';
 import { issueAuthorizationCode } from '../../src/oidc/codes.js';
 import { sha256 } from '../../src/lib/hash.js';
 import { createHash } from 'node:crypto';
@@ -449,6 +450,20 @@ describe('token endpoint errors', () => {
       basicAuth(odd.clientId, secret),
     );
     assert.equal(res.statusCode, 200, res.body);
+  });
+
+  test('an app change announced by the apps module takes effect at once, without waiting for the cache', async () => {
+    const changing = await createApp(t, brand);
+    const call = () =>
+      token({
+        grant_type: 'client_credentials',
+        client_id: changing.clientId,
+        client_secret: changing.clientSecret,
+      });
+    assert.equal((await call()).statusCode, 200);
+    await t.ctx.db.updateTable('apps').set({ enabled: false }).where('id', '=', changing.appId).execute();
+    notifyAppChanged([changing.clientId]);
+    assert.equal(json(await call()).error, 'invalid_client');
   });
 
   test('a disabled app is invalid_client', async () => {
