@@ -27,6 +27,8 @@ export interface TestAppOptions {
   shareWith?: TestApp;
   /** Extra routes registered before the app is ready (tests of shared plumbing). */
   routes?: (app: FastifyInstance) => void | Promise<void>;
+  /** Where the app's log lines go (with LOG_LEVEL set in `env`), for redaction checks. */
+  logStream?: { write(line: string): void };
 }
 
 const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -57,7 +59,7 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   }
   const ctx = await createContext(config, { memory: true, clock, database, warn: () => {} });
   const shared = !!opts.shareWith && !config.databaseUrl;
-  const app = await buildApp(ctx, { ownsContext: false });
+  const app = await buildApp(ctx, { ownsContext: false, logStream: opts.logStream });
   if (opts.routes) await opts.routes(app);
   await app.ready();
   return {

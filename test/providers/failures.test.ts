@@ -20,8 +20,10 @@ describe('upstream sign-in failures', () => {
   let w: ProviderWorld;
   let client: SeededClient;
 
+  const logLines: string[] = [];
+
   before(async () => {
-    w = await providerWorld();
+    w = await providerWorld({ LOG_LEVEL: 'info' }, { write: (line) => void logLines.push(line) });
     client = await seedClient(w.t, { firstParty: true, redirectUris: [`${w.mock.url}/app/callback`] });
   });
   after(() => w.close());
@@ -208,6 +210,20 @@ describe('upstream sign-in failures', () => {
       microsoft.expectedIssuer!({ ...endpoints, issuer: 'http://mock/ms' }, { tid }, true),
       'http://mock/ms',
     );
+  });
+
+  it('logs the failures by reason, with no provider secret, token, code or state in any line', async () => {
+    const { authorizeUrl } = await start('google');
+    const back = await followAuthorize(authorizeUrl);
+    await deliver(w, back);
+    const text = logLines.join('');
+    assert.match(text, /upstream sign-in failed/);
+    assert.match(text, /"reason":"invalid_id_token"/);
+    const secrets = [...new Set(w.mock.issued)].filter((s) => s.length >= 8);
+    for (const code of w.mock.codes.keys()) secrets.push(code);
+    for (const r of w.mock.authorizeRequests)
+      secrets.push(r.query.get('state')!, r.query.get('nonce') ?? 'no-nonce-here');
+    for (const s of secrets) assert.ok(!text.includes(s), `a secret reached the log: ${s.slice(0, 12)}…`);
   });
 
   describe('telegram', () => {

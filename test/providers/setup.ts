@@ -28,7 +28,10 @@ export interface ProviderWorld {
  * One app whose eight providers all point at the local mock through the PROVIDER_<TYPE>_*
  * overrides, with operator default credentials for each (a brand's own connection replaces them).
  */
-export async function providerWorld(extraEnv: Record<string, string> = {}): Promise<ProviderWorld> {
+export async function providerWorld(
+  extraEnv: Record<string, string> = {},
+  logStream?: { write(line: string): void },
+): Promise<ProviderWorld> {
   const clock = new ManualClock(new Date('2026-01-15T12:00:00Z'));
   const mock = await MockProviders.start(() => clock.nowSec());
   const apple = appleKey();
@@ -130,7 +133,7 @@ export async function providerWorld(extraEnv: Record<string, string> = {}): Prom
     ...extraEnv,
   };
   mock.issued.push(BOT_TOKEN, apple.privateKeyPem);
-  const t = await buildTestApp({ env, clock });
+  const t = await buildTestApp({ env, clock, logStream });
   const seen: string[] = [];
   return {
     t,
