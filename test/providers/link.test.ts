@@ -160,6 +160,16 @@ describe('linking and unlinking providers, restoring accounts, and secrets', () 
   it('refuses a link without a token, for an unknown type, or for a provider without credentials', async () => {
     assert.equal((await startLink('discord', {})).statusCode, 401);
     assert.equal((await startLink('myspace')).statusCode, 400);
+    const key = await w.inject({
+      method: 'POST',
+      url: '/users/me/api-keys',
+      payload: { name: 'ci' },
+      headers: auth,
+    });
+    assert.equal(key.statusCode, 201, key.body);
+    const withKey = await startLink('discord', { authorization: `Bearer ${key.json().key}` });
+    assert.equal(withKey.statusCode, 403);
+    assert.deepEqual(withKey.json().error.details.missing, ['access_token']);
     const saved = { ...w.t.ctx.config.providers.facebook };
     w.t.ctx.config.providers.facebook.clientId = undefined;
     try {
