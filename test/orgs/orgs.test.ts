@@ -432,6 +432,56 @@ describe('organizations', () => {
       assert.equal(audit.actor_user_id, owner.id);
     });
 
+    it("turns off the org's apps for the issuer at once and disables its brands' connections", async () => {
+      const org = await createOrgViaApi(t, owner);
+      const brandUrl = `/identity/organizations/${org.slug}/brands/main`;
+      const post = async (url: string, payload: Record<string, unknown>, method: 'POST' | 'PUT' = 'POST') => {
+        const res = await t.app.inject({ method, url, headers: owner.auth, payload });
+        assert.equal(res.statusCode, 201, res.body);
+        return json(res);
+      };
+      await post(`/identity/organizations/${org.slug}/brands`, { slug: 'main', name: 'Main' });
+      const app = await post(`${brandUrl}/apps`, {
+        name: 'Worker',
+        type: 'm2m',
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: [],
+      });
+      await post(
+        `${brandUrl}/connections`,
+        { type: 'google', config: { clientId: 'id', clientSecret: 'secret' } },
+        'PUT',
+      );
+      const token = () =>
+        t.app.inject({
+          method: 'POST',
+          url: '/oauth2/token',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: new URLSearchParams({
+            grant_type: 'client_credentials',
+            client_id: app.clientId,
+            client_secret: app.clientSecret,
+          }).toString(),
+        });
+      // The issuer now holds the client in its cache.
+      assert.equal((await token()).statusCode, 200);
+      const res = await t.app.inject({
+        method: 'DELETE',
+        url: `/identity/organizations/${org.slug}`,
+        headers: owner.auth,
+      });
+      assert.equal(res.statusCode, 204, res.body);
+      const after = await token();
+      assert.equal(after.statusCode, 401, after.body);
+      assert.equal(json(after).error, 'invalid_client');
+      const connections = await t.ctx.db
+        .selectFrom('connections')
+        .select('enabled')
+        .where('org_id', '=', org.id)
+        .execute();
+      assert.deepEqual(connections, [{ enabled: false }]);
+    });
+
     it('is owner only: an Admin gets 403 naming org.delete, an outsider 404', async () => {
       const org = await createOrgViaApi(t, owner);
       const admin = await createUser(t);

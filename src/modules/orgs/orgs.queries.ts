@@ -90,16 +90,27 @@ export async function softDeleteOrg(db: Executor, id: string, now: Date): Promis
     .executeTakeFirst();
 }
 
-/** Soft-deletes the org's brands and disables its apps and memberships. */
-export async function disableOrgChildren(db: Executor, orgId: string, now: Date): Promise<void> {
+/**
+ * Soft-deletes the org's brands and disables what hangs off them (apps, connections) and its
+ * memberships, as deleting each brand would. Returns the client ids of the apps it turned off, so
+ * the issuer's client cache can drop them once the deletion commits.
+ */
+export async function disableOrgChildren(db: Executor, orgId: string, now: Date): Promise<string[]> {
   await db
     .updateTable('brands')
     .set({ deleted_at: now, updated_at: now })
     .where('org_id', '=', orgId)
     .where('deleted_at', 'is', null)
     .execute();
-  await db
+  const apps = await db
     .updateTable('apps')
+    .set({ enabled: false, updated_at: now })
+    .where('org_id', '=', orgId)
+    .where('enabled', '=', true)
+    .returning('client_id')
+    .execute();
+  await db
+    .updateTable('connections')
     .set({ enabled: false, updated_at: now })
     .where('org_id', '=', orgId)
     .where('enabled', '=', true)
@@ -110,6 +121,7 @@ export async function disableOrgChildren(db: Executor, orgId: string, now: Date)
     .where('org_id', '=', orgId)
     .where('disabled_at', 'is', null)
     .execute();
+  return apps.map((a) => a.client_id);
 }
 
 // ---------------------------------------------------------------- roles

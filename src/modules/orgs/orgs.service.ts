@@ -7,6 +7,7 @@ import { notFound, unprocessable } from '../../http/errors.js';
 import { BUILT_IN_ROLES } from '../../http/permissions.js';
 import { diff, recordMutation } from '../../events/outbox.js';
 import { newId } from '../../lib/ids.js';
+import { notifyAppChanged } from '../apps/apps.notify.js';
 import { fileTrackers, resolveFileId } from '../files/files.service.js';
 import * as q from './orgs.queries.js';
 import type { CreateOrgInput, OrgView, UpdateOrgInput } from './orgs.schemas.js';
@@ -152,16 +153,16 @@ export async function updateOrg(
 }
 
 /**
- * Soft-deletes an org: brands deleted, apps disabled, memberships disabled, and every module's
+ * Soft-deletes an org: brands deleted, their apps and connections disabled, memberships disabled, and every module's
  * registered handler run, in one transaction. The slug stays claimed until the reservation ends.
  */
 export async function deleteOrg(ctx: AppContext, org: OrgRow, actorUserId: string): Promise<void> {
   if (org.is_system) throw unprocessable('the system organization cannot be deleted');
-  await ctx.db.transaction().execute(async (trx) => {
+  const disabledApps = await ctx.db.transaction().execute(async (trx) => {
     const now = ctx.clock.now();
     const deleted = await q.softDeleteOrg(trx, org.id, now);
     if (!deleted) throw notFound('organization');
-    await q.disableOrgChildren(trx, org.id, now);
+    const apps = await q.disableOrgChildren(trx, org.id, now);
     for (const handler of orgDeletedHandlers) await handler(trx, org.id);
     await recordMutation(trx, ctx.clock, {
       orgId: org.id,
@@ -174,5 +175,8 @@ export async function deleteOrg(ctx: AppContext, org: OrgRow, actorUserId: strin
         slugReservedUntil: new Date(now.getTime() + defaults.orgSlugReservation * 1000).toISOString(),
       },
     });
+    return apps;
   });
+  // The issuer's client cache drops them now, not when its entries expire.
+  notifyAppChanged(disabledApps);
 }
