@@ -16,6 +16,11 @@ export const google: OAuthProviderDefinition = {
     issuer: 'https://accounts.google.com',
     jwksUrl: 'https://www.googleapis.com/oauth2/v3/certs',
   },
+  // Google documents both forms of its issuer; a configured issuer is compared exactly.
+  expectedIssuer(endpoints, claims, overridden) {
+    if (!overridden && claims.iss === 'accounts.google.com') return 'accounts.google.com';
+    return endpoints.issuer ?? '';
+  },
   async identity({ tokens }) {
     return identityFromClaims(tokens.claims ?? {});
   },

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { google } from '../../src/providers/google.js';
 import { microsoft } from '../../src/providers/microsoft.js';
 import { verifyTelegramLogin } from '../../src/providers/telegram.js';
 import { followAuthorize, telegramHash } from '../helpers/mock-providers.js';
@@ -224,6 +225,22 @@ describe('upstream sign-in failures', () => {
     for (const r of w.mock.authorizeRequests)
       secrets.push(r.query.get('state')!, r.query.get('nonce') ?? 'no-nonce-here');
     for (const s of secrets) assert.ok(!text.includes(s), `a secret reached the log: ${s.slice(0, 12)}…`);
+  });
+
+  it('google: both documented issuer forms by default, only the configured one when overridden', () => {
+    const endpoints = { authorizationUrl: '', tokenUrl: '', issuer: 'https://accounts.google.com' };
+    assert.equal(
+      google.expectedIssuer!(endpoints, { iss: 'accounts.google.com' }, false),
+      'accounts.google.com',
+    );
+    assert.equal(
+      google.expectedIssuer!(endpoints, { iss: 'https://evil.example' }, false),
+      'https://accounts.google.com',
+    );
+    assert.equal(
+      google.expectedIssuer!({ ...endpoints, issuer: 'http://mock' }, { iss: 'accounts.google.com' }, true),
+      'http://mock',
+    );
   });
 
   describe('telegram', () => {
