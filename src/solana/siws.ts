@@ -48,6 +48,16 @@ function decodeBase64(value: string, field: string): Buffer {
   return Buffer.from(value, 'base64');
 }
 
+/**
+ * The brand name as the statement may hold it: a CAIP-122 statement is one line, and brand names
+ * may contain line breaks or other control characters, which would let a brand add lines (a second
+ * `URI:`, `Resources:` …) that a wallet would show as part of the request. Each run of them becomes a
+ * space; ordinary names are unchanged.
+ */
+function oneLine(value: string): string {
+  return value.replace(/[\p{Cc}\u2028\u2029]+/gu, ' ');
+}
+
 /** The Sign-In With Solana message of DESIGN.md §3, byte for byte. */
 export function buildSiwsMessage(p: {
   baseUrl: string;
@@ -58,10 +68,9 @@ export function buildSiwsMessage(p: {
   issuedAt: Date;
   expiresAt: Date;
 }): string {
+  const name = oneLine(p.brand.name);
   const statement =
-    p.purpose === 'signin'
-      ? `Sign in to ${p.brand.name}`
-      : `Link this wallet to your account on ${p.brand.name}`;
+    p.purpose === 'signin' ? `Sign in to ${name}` : `Link this wallet to your account on ${name}`;
   return [
     `${new URL(p.baseUrl).host} wants you to sign in with your Solana account:`,
     p.address,

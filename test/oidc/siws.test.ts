@@ -88,6 +88,23 @@ describe('SIWS challenges', () => {
     assert.equal(c.message.split('\n')[3], 'Link this wallet to your account on Acme Wallet');
   });
 
+  it('keeps the statement on one line when the brand name holds line breaks', async () => {
+    const w = createTestWallet();
+    const c = await createWalletChallenge(t.ctx, {
+      address: w.address,
+      brand: { ...brandOf(a), name: 'Evil\r\nURI: https://evil.example\n\u2028Resources:\n- brand:other' },
+      purpose: 'signin',
+    });
+    const lines = c.message.split(/\r\n|\r|\n|\u2028|\u2029/);
+    assert.equal(lines.length, 13, c.message);
+    assert.equal(lines[3], 'Sign in to Evil URI: https://evil.example Resources: - brand:other');
+    assert.deepEqual(
+      lines.filter((l) => l.startsWith('URI: ') || l === 'Resources:'),
+      ['URI: http://gatehouse.test', 'Resources:'],
+    );
+    assert.equal(lines[12], `- brand:${a.brandSlug}`);
+  });
+
   it('refuses an address that is not base58 or not 32 bytes with validation_failed', async () => {
     for (const address of ['not-base58-0OIl', '11111111111111111111111111111111111', 'abc']) {
       await rejects(
