@@ -137,33 +137,36 @@ export async function linkWallet(
       );
   }
   return withWalletProof(ctx, userId, input, async (trx, address) => {
-    const now = ctx.clock.now();
     const label = input.label?.trim() || null;
     const primary = !(await hasPrimary(trx, userId));
-    const inserted = await trx
-      .insertInto('user_public_keys')
-      .values({
-        id: newId('upk_'),
-        user_id: userId,
-        blockchain: 'solana',
-        address,
-        label,
-        is_primary: primary,
-        last_used_at: null,
-        created_at: now,
-      })
-      .onConflict((oc) => oc.constraint('user_public_keys_address_key').doNothing())
-      .returning(['id', 'address', 'label', 'is_primary', 'last_used_at'])
-      .executeTakeFirst();
-    if (inserted) {
+    /** Links the wallet to the caller and records it; undefined when another account holds it. */
+    const link = async () => {
+      const row = await trx
+        .insertInto('user_public_keys')
+        .values({
+          id: newId('upk_'),
+          user_id: userId,
+          blockchain: 'solana',
+          address,
+          label,
+          is_primary: primary,
+          last_used_at: null,
+          created_at: ctx.clock.now(),
+        })
+        .onConflict((oc) => oc.constraint('user_public_keys_address_key').doNothing())
+        .returning(['id', 'address', 'label', 'is_primary', 'last_used_at'])
+        .executeTakeFirst();
+      if (!row) return undefined;
       await recordActivity(trx, ctx.clock, {
         userId,
         type: 'link_provider',
         provider: WALLET_PROVIDER,
         ...meta,
       });
-      return presentPublicKey(inserted);
-    }
+      return presentPublicKey(row);
+    };
+    const linked = await link();
+    if (linked) return linked;
     const holder = await trx
       .selectFrom('user_public_keys')
       .select(['id', 'user_id', 'is_primary'])
@@ -181,27 +184,10 @@ export async function linkWallet(
       type: 'unlink_provider',
       provider: WALLET_PROVIDER,
     });
-    const moved = await trx
-      .insertInto('user_public_keys')
-      .values({
-        id: newId('upk_'),
-        user_id: userId,
-        blockchain: 'solana',
-        address,
-        label,
-        is_primary: primary,
-        last_used_at: null,
-        created_at: now,
-      })
-      .returning(['id', 'address', 'label', 'is_primary', 'last_used_at'])
-      .executeTakeFirstOrThrow();
-    await recordActivity(trx, ctx.clock, {
-      userId,
-      type: 'link_provider',
-      provider: WALLET_PROVIDER,
-      ...meta,
-    });
-    return presentPublicKey(moved);
+    // The holder's row is locked and gone: nobody else can take the address before we commit.
+    const moved = await link();
+    if (!moved) throw walletInUse();
+    return moved;
   });
 }
 
