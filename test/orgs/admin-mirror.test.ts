@@ -179,6 +179,54 @@ describe('admin mirror /admin/identity/organizations', () => {
     assertError(res, 422, 'unprocessable_entity');
   });
 
+  it("holds an operator's API key to its scopes on the mirror", async () => {
+    const key = 'ghsk_test_orgs_admin_mirror_scoped_key';
+    const previous = t.ctx.hooks.apiKeyVerifier;
+    // Stands in for the users module's verifier: the operator's key, scoped to reading brands.
+    t.ctx.hooks.apiKeyVerifier = async (presented) =>
+      presented === key
+        ? { kind: 'api_key', userId: editor.id, scopes: ['org.brands.view'], apiKeyId: 'k1' }
+        : null;
+    try {
+      const headers = { authorization: `Bearer ${key}` };
+      const target = await seedOrg(t, owner);
+      const refused = [
+        await t.app.inject({ method: 'DELETE', url: admin(target), headers }),
+        await t.app.inject({
+          method: 'POST',
+          url: admin(target, '/brands'),
+          headers,
+          payload: { slug: 'from-a-key', name: 'From a key' },
+        }),
+        await t.app.inject({ url: admin(target, '/members'), headers }),
+        await t.app.inject({ url: admin(target, '/brands'), headers }),
+        await t.app.inject({ url: '/admin/identity/organizations', headers }),
+      ];
+      for (const res of refused) assertError(res, 403, 'forbidden');
+      // Without admin.orgs.view in its scopes the key lists only the operator's own orgs.
+      const list = await t.app.inject({ url: '/identity/organizations?limit=100', headers });
+      assert.equal(list.statusCode, 200, list.body);
+      assert.ok(!json(list).items.some((o: { id: string }) => o.id === target.id));
+      const row = await t.ctx.db
+        .selectFrom('orgs')
+        .select('deleted_at')
+        .where('id', '=', target.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.deleted_at, null);
+      // A key whose scopes allow the system permission and the org permission works as before.
+      t.ctx.hooks.apiKeyVerifier = async (presented) =>
+        presented === key
+          ? { kind: 'api_key', userId: editor.id, scopes: ['admin.orgs.view', 'org.brands.view'] }
+          : null;
+      const allowed = await t.app.inject({ url: admin(target, '/brands'), headers });
+      assert.equal(allowed.statusCode, 200, allowed.body);
+      const listed = await t.app.inject({ url: '/admin/identity/organizations', headers });
+      assert.equal(listed.statusCode, 200, listed.body);
+    } finally {
+      t.ctx.hooks.apiKeyVerifier = previous;
+    }
+  });
+
   it('does not give system permissions membership rights on the member routes', async () => {
     const res = await t.app.inject({ url: `/identity/organizations/${org.slug}`, headers: editor.auth });
     assertError(res, 404, 'not_found');

@@ -1,7 +1,8 @@
-import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../../context.js';
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { AppContext, Principal } from '../../context.js';
 import { authenticate, principalOf } from '../../http/auth.js';
-import { apiKeyAllows, type OrgPermission, orgGuards } from '../../http/permissions.js';
+import { forbidden } from '../../http/errors.js';
+import { type AdminPermission, apiKeyAllows, type OrgPermission, orgGuards } from '../../http/permissions.js';
 import type { Actor } from './roles.service.js';
 
 /** Options of the org-scoped route plugins, registered once for members and once as the admin mirror. */
@@ -11,31 +12,56 @@ export interface OrgScopeOptions {
 }
 
 /**
- * The preHandlers of an org-scoped route: authenticate, the permission (or, on the mirror, the
- * admin.orgs.view / admin.orgs.edit) check that also loads `req.org`, then the org's rate limit.
- * The limit runs after the check so that outsiders cannot spend an org's budget; the mirror counts
- * in its own bucket so operators do not spend the org's.
+ * Whether the credential may use a system permission the user holds: always for an access token;
+ * for an API key, only when its scopes allow it (a key with no scopes has the user's full access).
+ */
+export function credentialAllowsSystem(principal: Principal, permission: AdminPermission): boolean {
+  return principal.kind !== 'api_key' || apiKeyAllows(principal.scopes, permission);
+}
+
+/**
+ * On the admin mirror an API key acts with the operator's system permission and, through it, with
+ * `permission` in the org: its scopes must allow both, as they must allow `permission` on the member
+ * routes. Without this a narrow key of an operator could do anything to any org through the mirror.
+ */
+function mirrorKeyScopes(permission: OrgPermission): preHandlerAsyncHookHandler {
+  return async function mirrorKeyScopesGuard(req) {
+    const principal = principalOf(req);
+    if (principal.kind !== 'api_key') return;
+    const system: AdminPermission =
+      req.method === 'GET' || req.method === 'HEAD' ? 'admin.orgs.view' : 'admin.orgs.edit';
+    for (const needed of [system, permission])
+      if (!apiKeyAllows(principal.scopes, needed))
+        throw forbidden(needed, 'the API key scopes do not allow this');
+  };
+}
+
+/**
+ * The preHandlers of an org-scoped route (orgs, roles, members, audit log, brands, apps, scopes,
+ * connections): authenticate, the permission (or, on the mirror, the admin.orgs.view /
+ * admin.orgs.edit) check that also loads `req.org` (another org → 404, missing permission → 403),
+ * then the org's rate limit. The limit runs after the check so that outsiders cannot spend an org's
+ * budget; the mirror counts in its own bucket so operators do not spend the org's.
  */
 export function orgScope(ctx: AppContext, opts: OrgScopeOptions) {
   const requirePermission = orgGuards(ctx, { admin: opts.admin });
   const orgKey = (req: FastifyRequest) => (opts.admin ? `admin:${req.org.id}` : req.org.id);
   const auth = authenticate(ctx);
+  const limits = {
+    orgRead: ctx.rateLimits.guard('orgRead', orgKey),
+    orgWrite: ctx.rateLimits.guard('orgWrite', orgKey),
+    auditLogRead: ctx.rateLimits.guard('auditLogRead', orgKey),
+  };
+  const chain = (permission: OrgPermission, limit: keyof typeof limits): preHandlerAsyncHookHandler[] => [
+    auth,
+    requirePermission(permission),
+    ...(opts.admin ? [mirrorKeyScopes(permission)] : []),
+    limits[limit],
+  ];
   return {
-    read: (permission: OrgPermission) => [
-      auth,
-      requirePermission(permission),
-      ctx.rateLimits.guard('orgRead', orgKey),
-    ],
-    write: (permission: OrgPermission) => [
-      auth,
-      requirePermission(permission),
-      ctx.rateLimits.guard('orgWrite', orgKey),
-    ],
-    auditRead: (permission: OrgPermission) => [
-      auth,
-      requirePermission(permission),
-      ctx.rateLimits.guard('auditLogRead', orgKey),
-    ],
+    read: (permission: OrgPermission) => chain(permission, 'orgRead'),
+    write: (permission: OrgPermission) => chain(permission, 'orgWrite'),
+    auditRead: (permission: OrgPermission) => chain(permission, 'auditLogRead'),
     /**
      * The caller as the escalation checks see them. A scoped API key acts with the permissions its
      * scopes allow, so a narrow key cannot mint or hand out a role wider than itself.

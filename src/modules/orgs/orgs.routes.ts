@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
+import { forbidden } from '../../http/errors.js';
 import { requireSystemPermission, systemPermissions } from '../../http/permissions.js';
 import { authErrors, errorResponses, listOf } from '../../http/schemas.js';
 import { auditLogRoutes } from './audit-log.routes.js';
 import { startAuditPruning } from './audit-log.service.js';
 import { membersRoutes } from './members.routes.js';
-import { type OrgScopeOptions, orgScope } from './org-scope.js';
+import { credentialAllowsSystem, type OrgScopeOptions, orgScope } from './org-scope.js';
 import { CreateOrgBody, OrgListQuery, OrgParams, OrgSchema, UpdateOrgBody } from './orgs.schemas.js';
 import { createOrg, deleteOrg, listOrgs, presentOrg, updateOrg } from './orgs.service.js';
 import { rolesRoutes } from './roles.routes.js';
@@ -75,8 +76,11 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       preHandler: [authenticate(ctx), ctx.rateLimits.guard('orgRead', byUser)],
     },
     async (req) => {
-      const userId = principalOf(req).userId;
-      const all = (await systemPermissions(ctx, userId)).has('admin.orgs.view');
+      const principal = principalOf(req);
+      const userId = principal.userId;
+      const all =
+        (await systemPermissions(ctx, userId)).has('admin.orgs.view') &&
+        credentialAllowsSystem(principal, 'admin.orgs.view');
       return listOrgs(ctx, { memberUserId: all ? undefined : userId, ...req.query });
     },
   );
@@ -88,6 +92,10 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       preHandler: [
         authenticate(ctx),
         requireSystemPermission(ctx, 'admin.orgs.view'),
+        async (req) => {
+          if (!credentialAllowsSystem(principalOf(req), 'admin.orgs.view'))
+            throw forbidden('admin.orgs.view', 'the API key scopes do not allow this');
+        },
         ctx.rateLimits.guard('orgRead', byUser),
       ],
     },
