@@ -310,6 +310,39 @@ describe('POST /users/me/public-keys', () => {
     const viaKey = await link(user, wallet.prove('x'), { authorization: `Bearer ${key}` });
     expectError(viaKey, 403, 'forbidden');
   });
+
+  it('is refused for an API key of any scope: a new sign-in method is a full credential', async () => {
+    const user = await freshUser();
+    const wallet = createTestWallet();
+    for (const scopes of [[], ['users:write']]) {
+      const key = json(
+        await t.app.inject({
+          method: 'POST',
+          url: '/users/me/api-keys',
+          headers: user.auth,
+          payload: { name: 'k', scopes },
+        }),
+      ).key;
+      const keyAuth = { authorization: `Bearer ${key}` };
+      const message = json(
+        await t.app.inject({
+          method: 'POST',
+          url: '/users/me/wallet-challenge',
+          headers: keyAuth,
+          payload: { address: wallet.address },
+        }),
+      ).message;
+      const viaKey = await link(user, wallet.prove(message), keyAuth);
+      expectError(viaKey, 403, 'forbidden');
+      assert.deepEqual(json(viaKey).error.details.missing, ['access_token']);
+    }
+    const keys = await t.ctx.db
+      .selectFrom('user_public_keys')
+      .select('id')
+      .where('address', '=', wallet.address)
+      .execute();
+    assert.equal(keys.length, 0, 'the wallet was not linked');
+  });
 });
 
 describe('PATCH /users/me/public-keys/:id', () => {

@@ -18,8 +18,9 @@ export function requireKeyScope(scope: string) {
 }
 
 /**
- * Creating or revoking API keys and deleting the account need a signed-in user's access token: a
- * leaked or narrowly scoped key must not be able to mint wider keys or destroy the account.
+ * Creating or revoking API keys, linking a wallet and deleting the account need a signed-in user's
+ * access token: a leaked or narrowly scoped key must not be able to mint wider keys, add a sign-in
+ * method (which signs in to the whole account) or destroy the account.
  */
 export async function requireAccessToken(req: FastifyRequest): Promise<void> {
   if (principalOf(req).kind !== 'access_token')

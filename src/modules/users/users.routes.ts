@@ -177,7 +177,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: LinkWalletBody,
         response: { 201: UserPublicKeySchema, ...authErrors, ...errorResponses(409) },
       },
-      preHandler: [auth, requireKeyScope('users:write'), ctx.rateLimits.guard('publicKeyCreate', userOf)],
+      // A linked wallet signs in to the whole account: an API key must not be able to add one.
+      preHandler: [auth, requireAccessToken, ctx.rateLimits.guard('publicKeyCreate', userOf)],
     },
     async (req, reply) => {
       const key = await linkWallet(
