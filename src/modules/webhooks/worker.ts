@@ -93,7 +93,10 @@ export class WebhookWorker {
     });
   }
 
-  /** Replaces the delivery client (tests: a trusted CA for the local receiver, a short timeout). */
+  /**
+   * Replaces the delivery client (tests and benchmarks: a trusted CA for the local receiver, a short
+   * timeout). Call it while the worker is stopped: attempts in flight on the old client fail.
+   */
   configureClient(opts: Partial<DeliveryClientOptions>): void {
     this.client.close();
     this.client = this.makeClient(opts);
@@ -200,6 +203,8 @@ export class WebhookWorker {
     const cached = this.secrets.get(a.webhook_id);
     if (cached && cached.sealed === a.secret_enc) return cached.secret;
     const secret = this.ctx.encryptor.decrypt(a.secret_enc, `webhook:${a.webhook_id}`);
+    // Bounded: deleted webhooks' entries must not pile up.
+    if (this.secrets.size >= 10_000) this.secrets.clear();
     this.secrets.set(a.webhook_id, { sealed: a.secret_enc, secret });
     return secret;
   }
@@ -336,6 +341,12 @@ export class WebhookWorker {
         client.on('notification', (n) => onNotify(n.payload));
         await client.connect();
         await client.query(`listen ${WORKER_CHANNEL}`);
+        if (!this.running) {
+          // Stopped while (re)connecting.
+          ended = true;
+          await client.end();
+          return;
+        }
         this.unlisten = async () => {
           ended = true;
           await client.end();
