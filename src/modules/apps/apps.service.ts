@@ -2,14 +2,13 @@ import type { Updateable } from 'kysely';
 import type { Static } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { mapDbError } from '../../db/errors.js';
-import type { AppRow, AppsTable, BrandRow, OrgRow } from '../../db/types.js';
+import type { AppRow, AppsTable, BrandRow, Executor, OrgRow } from '../../db/types.js';
 import { diff, recordMutation } from '../../events/outbox.js';
 import { type FieldError, notFound, unprocessable, validationFailed } from '../../http/errors.js';
 import { safeEqual, sha256 } from '../../lib/hash.js';
 import { newId, newSecret, randomAlphanumeric } from '../../lib/ids.js';
 import { STANDARD_SCOPES } from '../../oidc/discovery.js';
-import { lockBrandBySlug } from '../brands/brands.queries.js';
-import { requireBrand } from '../brands/brands.service.js';
+import { lockBrand, requireBrand } from '../brands/brands.service.js';
 import { scopeNames } from '../scopes/scopes.queries.js';
 import { notifyAppChanged } from './apps.notify.js';
 import * as q from './apps.queries.js';
@@ -123,12 +122,6 @@ export function appConfigErrors(cfg: AppConfig, brandScopes: Set<string>): Field
   return errors;
 }
 
-async function lockLiveBrand(trx: Parameters<typeof lockBrandBySlug>[0], org: OrgRow, slug: string) {
-  const brand = await lockBrandBySlug(trx, org.id, slug, 'share');
-  if (!brand) throw notFound('brand');
-  return brand;
-}
-
 export async function createApp(
   ctx: AppContext,
   org: OrgRow,
@@ -144,7 +137,7 @@ export async function createApp(
     allowedScopes: body.allowedScopes,
   };
   return ctx.db.transaction().execute(async (trx) => {
-    const brand = await lockLiveBrand(trx, org, brandSlug);
+    const brand = await lockBrand(trx, org, brandSlug, 'share');
     const errors = appConfigErrors(cfg, await scopeNames(trx, brand.id));
     if (errors.length) throw validationFailed(errors);
     const secret = cfg.isConfidential ? newSecret() : null;
@@ -221,11 +214,7 @@ function refuseFirstParty(app: AppRow): void {
   if (app.first_party) throw unprocessable('this first-party app is managed by the service');
 }
 
-async function lockApp(
-  trx: Parameters<typeof lockBrandBySlug>[0],
-  brand: BrandRow,
-  clientId: string,
-): Promise<AppRow> {
+async function lockApp(trx: Executor, brand: BrandRow, clientId: string): Promise<AppRow> {
   const app = await q.findAppInBrand(trx, brand.id, clientId, true);
   if (!app) throw notFound('app');
   return app;
@@ -249,7 +238,7 @@ export async function updateApp(
   body: Static<typeof AppPatchBody>,
 ): Promise<AppOut> {
   const result = await ctx.db.transaction().execute(async (trx) => {
-    const brand = await lockLiveBrand(trx, org, brandSlug);
+    const brand = await lockBrand(trx, org, brandSlug, 'share');
     const app = await lockApp(trx, brand, clientId);
     refuseFirstParty(app);
     const before = toApp(app, brand.slug);
@@ -315,7 +304,7 @@ export async function rotateSecret(
   clientId: string,
 ): Promise<{ clientSecret: string }> {
   const secret = await ctx.db.transaction().execute(async (trx) => {
-    const brand = await lockLiveBrand(trx, org, brandSlug);
+    const brand = await lockBrand(trx, org, brandSlug, 'share');
     const app = await lockApp(trx, brand, clientId);
     refuseFirstParty(app);
     if (!app.is_confidential) throw unprocessable('public clients have no secret to rotate');
@@ -345,7 +334,7 @@ export async function deleteApp(
   clientId: string,
 ): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
-    const brand = await lockLiveBrand(trx, org, brandSlug);
+    const brand = await lockBrand(trx, org, brandSlug, 'share');
     const app = await lockApp(trx, brand, clientId);
     refuseFirstParty(app);
     await q.softDeleteApp(trx, app.id, ctx.clock.now());

@@ -80,6 +80,21 @@ export async function requireBrand(db: Executor, org: OrgRow, slug: string): Pro
   return brand;
 }
 
+/**
+ * The same, locked until the transaction ends: `share` for writes that need the brand to stay alive
+ * (apps, scopes, connections), `update` for writes that change what those depend on.
+ */
+export async function lockBrand(
+  trx: Executor,
+  org: OrgRow,
+  slug: string,
+  mode: 'share' | 'update',
+): Promise<BrandRow> {
+  const brand = await q.lockBrandBySlug(trx, org.id, slug, mode);
+  if (!brand) throw notFound('brand');
+  return brand;
+}
+
 export async function createBrand(
   ctx: AppContext,
   org: OrgRow,
@@ -159,8 +174,7 @@ export async function updateBrand(
 ): Promise<BrandOut> {
   checkUrls(body);
   return ctx.db.transaction().execute(async (trx) => {
-    const brand = await q.lockBrandBySlug(trx, org.id, slug, 'update');
-    if (!brand) throw notFound('brand');
+    const brand = await lockBrand(trx, org, slug, 'update');
     const patch: Updateable<BrandsTable> = {};
     const changed: string[] = [];
     for (const [field, column] of Object.entries(COLUMN_OF) as Array<
@@ -202,8 +216,7 @@ export async function updateBrand(
  */
 export async function deleteBrand(ctx: AppContext, org: OrgRow, actorUserId: string, slug: string) {
   const disabledApps = await ctx.db.transaction().execute(async (trx) => {
-    const brand = await q.lockBrandBySlug(trx, org.id, slug, 'update');
-    if (!brand) throw notFound('brand');
+    const brand = await lockBrand(trx, org, slug, 'update');
     // Deleting it would disable the console app and with it every console token.
     if (brand.id === CONSOLE_BRAND_ID) throw unprocessable('the console brand cannot be deleted');
     const { apps, connections } = await q.softDeleteBrand(trx, brand.id, ctx.clock.now());

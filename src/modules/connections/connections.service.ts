@@ -9,8 +9,7 @@ import { fieldErrors } from '../../http/error-handler.js';
 import { type FieldError, notFound, validationFailed } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { ProviderType } from '../../providers/types.js';
-import { lockBrandBySlug } from '../brands/brands.queries.js';
-import { requireBrand } from '../brands/brands.service.js';
+import { lockBrand, requireBrand } from '../brands/brands.service.js';
 import { type Connection, PROVIDER_CONFIG_SCHEMAS } from './connections.schemas.js';
 import * as q from './connections.queries.js';
 
@@ -109,8 +108,7 @@ export async function putConnection(
   if (errors.length) throw validationFailed(errors);
   const enabled = body.enabled ?? true;
   return ctx.db.transaction().execute(async (trx) => {
-    const brand = await lockBrandBySlug(trx, org.id, brandSlug, 'share');
-    if (!brand) throw notFound('brand');
+    const brand = await lockBrand(trx, org, brandSlug, 'share');
     const row = await q.upsertConnection(
       trx,
       {
@@ -145,8 +143,7 @@ export async function setConnectionEnabled(
   enabled: boolean,
 ): Promise<ConnectionOut> {
   return ctx.db.transaction().execute(async (trx) => {
-    const brand = await lockBrandBySlug(trx, org.id, brandSlug, 'share');
-    if (!brand) throw notFound('brand');
+    const brand = await lockBrand(trx, org, brandSlug, 'share');
     const current = await q.findConnection(trx, brand.id, type, true);
     if (!current) throw notFound('connection');
     if (current.enabled === enabled) return toConnection(ctx, current, brand);
@@ -178,8 +175,7 @@ export async function deleteConnection(
   type: ProviderType,
 ): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
-    const brand = await lockBrandBySlug(trx, org.id, brandSlug, 'share');
-    if (!brand) throw notFound('brand');
+    const brand = await lockBrand(trx, org, brandSlug, 'share');
     const current = await q.findConnection(trx, brand.id, type, true);
     if (!current) throw notFound('connection');
     await q.deleteConnection(trx, current.id);

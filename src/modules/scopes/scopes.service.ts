@@ -6,8 +6,7 @@ import { recordMutation } from '../../events/outbox.js';
 import { conflict, notFound, validationFailed } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { STANDARD_SCOPES } from '../../oidc/discovery.js';
-import { lockBrandBySlug } from '../brands/brands.queries.js';
-import { requireBrand } from '../brands/brands.service.js';
+import { lockBrand, requireBrand } from '../brands/brands.service.js';
 import type { Scope, ScopeCreateBody } from './scopes.schemas.js';
 import * as q from './scopes.queries.js';
 
@@ -46,8 +45,7 @@ export async function createScope(
       },
     ]);
   return ctx.db.transaction().execute(async (trx) => {
-    const brand = await lockBrandBySlug(trx, org.id, brandSlug, 'share');
-    if (!brand) throw notFound('brand');
+    const brand = await lockBrand(trx, org, brandSlug, 'share');
     const now = ctx.clock.now();
     const row = await q
       .insertScope(trx, {
@@ -81,8 +79,7 @@ export async function updateScope(
   description: string,
 ): Promise<ScopeOut> {
   return ctx.db.transaction().execute(async (trx) => {
-    const brand = await lockBrandBySlug(trx, org.id, brandSlug, 'share');
-    if (!brand) throw notFound('brand');
+    const brand = await lockBrand(trx, org, brandSlug, 'share');
     const before = await q.findScope(trx, brand.id, name);
     if (!before) throw notFound('scope');
     if (before.description === description) return toScope(before);
@@ -112,8 +109,7 @@ export async function deleteScope(
   name: string,
 ): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
-    const brand = await lockBrandBySlug(trx, org.id, brandSlug, 'update');
-    if (!brand) throw notFound('brand');
+    const brand = await lockBrand(trx, org, brandSlug, 'update');
     const scope = await q.findScope(trx, brand.id, name);
     if (!scope) throw notFound('scope');
     const users = await q.appsUsingScope(trx, brand.id, name);
