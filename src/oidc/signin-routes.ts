@@ -92,13 +92,14 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   const postErrors = errorResponses(400, 401, 403, 404, 409, 415, 429);
+  /** The state-changing interaction API: our origin (when sent) and JSON bodies only. */
+  const jsonPost = { onRequest: sameOrigin, preValidation: requireJson };
+  const walletPost = { ...jsonPost, preHandler: walletLimit };
 
   app.post(
     '/interactions/:id/wallet/challenge',
     {
-      onRequest: sameOrigin,
-      preValidation: requireJson,
-      preHandler: walletLimit,
+      ...walletPost,
       schema: {
         params: InteractionId,
         body: Type.Object(
@@ -119,9 +120,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/interactions/:id/wallet/verify',
     {
-      onRequest: sameOrigin,
-      preValidation: requireJson,
-      preHandler: walletLimit,
+      ...walletPost,
       schema: {
         params: InteractionId,
         body: Type.Object(
@@ -151,8 +150,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/interactions/:id/consent',
     {
-      onRequest: sameOrigin,
-      preValidation: requireJson,
+      ...jsonPost,
       schema: {
         params: InteractionId,
         body: Type.Object(
