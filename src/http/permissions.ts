@@ -149,6 +149,8 @@ export function orgGuards(ctx: AppContext, opts: { admin?: boolean } = {}) {
         const needed = req.method === 'GET' || req.method === 'HEAD' ? 'admin.orgs.view' : 'admin.orgs.edit';
         const sys = await systemPermissions(ctx, principal.userId);
         if (!sys.has(needed)) throw forbidden(needed);
+        if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, needed))
+          throw forbidden(needed, 'the API key scopes do not allow this');
         if (!org) throw notFound('organization');
         req.org = org;
         req.orgPermissions = new Set(ORG_PERMISSIONS);
@@ -178,5 +180,7 @@ export function requireSystemPermission(ctx: AppContext, permission: AdminPermis
     const principal = principalOf(req);
     const sys = await systemPermissions(ctx, principal.userId);
     if (!sys.has(permission)) throw forbidden(permission);
+    if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, permission))
+      throw forbidden(permission, 'the API key scopes do not allow this');
   };
 }

@@ -204,6 +204,33 @@ describe('bearer authentication and permissions', () => {
     assert.deepEqual(json(users).error.details.missing, ['admin.users.view']);
   });
 
+  it('system permissions also need an API key scope that allows them', async () => {
+    const staff = await createUser(t);
+    await grantSystem(t, staff.id, ['admin.users.view', 'admin.orgs.view']);
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/users/me/api-keys',
+      headers: staff.auth,
+      payload: { name: 'read only', scopes: ['users:read'] },
+    });
+    assert.equal(created.statusCode, 201);
+    const key = { authorization: `Bearer ${json(created).key}` };
+    const users = await t.app.inject({ url: '/test/admin/users', headers: key });
+    assert.equal(users.statusCode, 403);
+    assert.deepEqual(json(users).error.details.missing, ['admin.users.view']);
+    const orgs = await t.app.inject({ url: `/test/admin/orgs/${org.slug}/apps`, headers: key });
+    assert.equal(orgs.statusCode, 403);
+
+    const wide = await t.app.inject({
+      method: 'POST',
+      url: '/users/me/api-keys',
+      headers: staff.auth,
+      payload: { name: 'lookups', scopes: ['admin.users.view'] },
+    });
+    const ok = await t.app.inject({ url: '/test/admin/users', headers: { authorization: `Bearer ${json(wide).key}` } });
+    assert.equal(ok.statusCode, 200);
+  });
+
   it('normalises both permission name forms', () => {
     assert.equal(normalizePermission('IdentityOrgPermission.MembersView'), 'org.members.view');
     assert.equal(normalizePermission('IdentityOrgPermission.TokenGatesEdit'), 'org.tokenGates.edit');
