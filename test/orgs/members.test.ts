@@ -431,6 +431,24 @@ describe('members', () => {
       assert.deepEqual(await owners(), [owner.id]);
     });
 
+    it('is Owner only even for a member given both owner permissions through a custom role', async () => {
+      const seizing = await createRole(['org.ownership.transfer', 'org.delete']);
+      assert.equal((await assign(owner, member.id, seizing.id)).statusCode, 201);
+      const before = await recordCounts(t, org.id);
+      const res = await transfer(member, { newOwnerUserId: member.id });
+      assertError(res, 403, 'forbidden');
+      const del = await t.app.inject({ method: 'DELETE', url: base(org), headers: member.auth });
+      assertError(del, 403, 'forbidden');
+      assert.deepEqual(await owners(), [owner.id]);
+      assert.deepEqual(await recordCounts(t, org.id), before);
+      const row = await t.ctx.db
+        .selectFrom('orgs')
+        .select('deleted_at')
+        .where('id', '=', org.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.deleted_at, null);
+    });
+
     it('needs the new owner to be a member (404) other than the current Owner (422)', async () => {
       assertError(await transfer(owner, { newOwnerUserId: outsider.id }), 404, 'not_found');
       assertError(await transfer(owner, { newOwnerUserId: 'usr_nobody' }), 404, 'not_found');

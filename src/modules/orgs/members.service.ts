@@ -175,6 +175,9 @@ export async function transferOwnership(
       const perms = await q.permissionsInTx(trx, orgId, actor.userId);
       if (!perms) throw notFound('organization');
       if (!perms.has('org.ownership.transfer')) throw forbidden('org.ownership.transfer');
+      // "Owner only": the permission through a custom role does not make its holder the Owner.
+      if (!(await q.isOwner(trx, orgId, actor.userId)))
+        throw forbidden('org.ownership.transfer', 'only the Owner can transfer ownership');
     }
     if (!(await q.lockMembership(trx, orgId, newOwnerUserId))) throw notFound('member');
     const owner = await q.findBuiltInRole(trx, orgId, 'owner');

@@ -283,6 +283,20 @@ export async function rolesOfMembers(
   return out;
 }
 
+/** Whether the user holds the org's built-in Owner role. */
+export async function isOwner(db: Executor, orgId: string, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('member_roles as mr')
+    .innerJoin('roles as r', 'r.id', 'mr.role_id')
+    .select('mr.user_id')
+    .where('mr.org_id', '=', orgId)
+    .where('mr.user_id', '=', userId)
+    .where('r.org_id', '=', orgId)
+    .where('r.built_in', '=', 'owner')
+    .executeTakeFirst();
+  return !!row;
+}
+
 /** Users holding a role in the org. */
 export async function holdersOfRole(db: Executor, orgId: string, roleId: string): Promise<string[]> {
   const rows = await db

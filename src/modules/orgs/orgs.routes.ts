@@ -42,7 +42,7 @@ const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, 
       preHandler: scope.write('org.delete'),
     },
     async (req, reply) => {
-      await deleteOrg(ctx, req.org, principalOf(req).userId);
+      await deleteOrg(ctx, req.org, principalOf(req).userId, { admin: opts.admin });
       return reply.code(204).send(null);
     },
   );

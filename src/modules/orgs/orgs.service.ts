@@ -3,7 +3,7 @@ import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { mapDbError } from '../../db/errors.js';
 import type { Executor, OrgRow, Trx } from '../../db/types.js';
-import { notFound, unprocessable } from '../../http/errors.js';
+import { forbidden, notFound, unprocessable } from '../../http/errors.js';
 import { BUILT_IN_ROLES } from '../../http/permissions.js';
 import { diff, recordMutation } from '../../events/outbox.js';
 import { newId } from '../../lib/ids.js';
@@ -156,10 +156,20 @@ export async function updateOrg(
  * Soft-deletes an org: brands deleted, their apps and connections disabled, memberships disabled, and every module's
  * registered handler run, in one transaction. The slug stays claimed until the reservation ends.
  */
-export async function deleteOrg(ctx: AppContext, org: OrgRow, actorUserId: string): Promise<void> {
+export async function deleteOrg(
+  ctx: AppContext,
+  org: OrgRow,
+  actorUserId: string,
+  opts: { admin?: boolean } = {},
+): Promise<void> {
   if (org.is_system) throw unprocessable('the system organization cannot be deleted');
   const disabledApps = await ctx.db.transaction().execute(async (trx) => {
     const now = ctx.clock.now();
+    if (!(await q.lockActiveOrg(trx, org.id))) throw notFound('organization');
+    // "Owner only" (interface): `org.delete` through a custom role is not enough. The admin mirror
+    // deletes without membership.
+    if (!opts.admin && !(await q.isOwner(trx, org.id, actorUserId)))
+      throw forbidden('org.delete', 'only the Owner can delete the organization');
     const deleted = await q.softDeleteOrg(trx, org.id, now);
     if (!deleted) throw notFound('organization');
     const apps = await q.disableOrgChildren(trx, org.id, now);
