@@ -1,4 +1,4 @@
-import type { Trx } from '../db/types.js';
+import type { Executor, Trx } from '../db/types.js';
 import type { Clock } from '../lib/clock.js';
 import { newId, uuid } from '../lib/ids.js';
 import type { EventType } from './catalog.js';
@@ -23,6 +23,23 @@ const sinks: EventSink[] = [];
 /** Registers a sink once (idempotent by reference). */
 export function addEventSink(sink: EventSink): void {
   if (!sinks.includes(sink)) sinks.push(sink);
+}
+
+/**
+ * Answers whether anything consumes `type` events of an org. Registered by the webhook module; the
+ * high-volume `token.*` events are recorded only when it says yes, since they exist to be delivered.
+ */
+export type EventInterest = (db: Executor, orgId: string, type: EventType) => Promise<boolean>;
+
+let interest: EventInterest | null = null;
+
+export function setEventInterest(fn: EventInterest): void {
+  interest = fn;
+}
+
+/** Whether recording a high-volume event for `orgId` would reach anyone (true when unknown). */
+export async function isEventWanted(db: Executor, orgId: string, type: EventType): Promise<boolean> {
+  return interest ? interest(db, orgId, type) : true;
 }
 
 export interface Mutation {

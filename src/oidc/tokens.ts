@@ -5,7 +5,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database, Db, Executor } from '../db/types.js';
 import type { EventType } from '../events/catalog.js';
-import { recordMutation } from '../events/outbox.js';
+import { isEventWanted, recordMutation } from '../events/outbox.js';
 import { OAuthError } from '../http/errors.js';
 import type { Clock } from '../lib/clock.js';
 import { sha256 } from '../lib/hash.js';
@@ -175,12 +175,13 @@ export async function issueTokens(ctx: AppContext, input: IssueTokensInput): Pro
   const jti = newId();
   if (!user) {
     const accessToken = await signAccessToken(ctx, client, client.clientId, scopes, jti);
-    await tokenEvents(ctx).record({
-      orgId: client.orgId,
-      actorUserId: null,
-      type: 'token.issued',
-      data: { user: null, app: client.clientId, scopes, grant: input.grant },
-    });
+    if (await isEventWanted(ctx.db, client.orgId, 'token.issued'))
+      await tokenEvents(ctx).record({
+        orgId: client.orgId,
+        actorUserId: null,
+        type: 'token.issued',
+        data: { user: null, app: client.clientId, scopes, grant: input.grant },
+      });
     return {
       access_token: accessToken,
       token_type: 'Bearer',
@@ -248,10 +249,12 @@ export async function issueTokens(ctx: AppContext, input: IssueTokensInput): Pro
         })
         .execute();
     }
+    const eventType = input.refreshed ? 'token.refreshed' : 'token.issued';
+    if (!(await isEventWanted(trx, client.orgId, eventType))) return;
     await recordMutation(trx, ctx.clock, {
       orgId: client.orgId,
       actorUserId: user.id,
-      action: input.refreshed ? 'token.refreshed' : 'token.issued',
+      action: eventType,
       resourceType: 'app',
       resourceId: client.clientId,
       auditless: true,

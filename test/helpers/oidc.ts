@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { forgetInterest } from '../../src/modules/webhooks/webhooks.service.js';
 import { defaults } from '../../src/config/defaults.js';
 import { sha256 } from '../../src/lib/hash.js';
 import { newId, newSecret, randomAlphanumeric } from '../../src/lib/ids.js';
@@ -190,3 +191,27 @@ export async function setProfile(
 }
 
 export const ACCESS_TOKEN_TTL = defaults.accessTokenTtl;
+
+/**
+ * Subscribes a webhook of the org to the high-volume `token.*` events (recorded only when someone
+ * listens). The URL is loopback, so deliveries are refused before connecting and never leave the test.
+ */
+export async function subscribeTokenEvents(t: TestApp, orgId: string): Promise<void> {
+  const now = t.clock.now();
+  const events = ['token.issued', 'token.refreshed'];
+  await t.ctx.db
+    .insertInto('webhooks' as never)
+    .values({
+      id: `wh_test_${orgId}`,
+      org_id: orgId,
+      url: 'https://127.0.0.1:9/token-events',
+      events,
+      events_key: events.join(','),
+      secret_enc: t.ctx.encryptor.encrypt('whsec_test'),
+      created_at: now,
+      updated_at: now,
+    } as never)
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  forgetInterest(orgId);
+}

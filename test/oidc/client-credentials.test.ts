@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { type TestApp, buildTestApp, json } from '../helpers/app.js';
-import { type TestBrand, type TestClient, basicAuth, createApp, createBrand, form } from '../helpers/oidc.js';
+import {
+  type TestBrand,
+  type TestClient,
+  basicAuth,
+  createApp,
+  createBrand,
+  form,
+  subscribeTokenEvents,
+} from '../helpers/oidc.js';
 
 let t: TestApp;
 let brand: TestBrand;
@@ -11,6 +19,7 @@ let service: TestClient;
 before(async () => {
   t = await buildTestApp({ env: { RATE_LIMIT_MULTIPLIER: '1000' } });
   brand = await createBrand(t);
+  await subscribeTokenEvents(t, brand.orgId);
   service = await createApp(t, brand, {
     grants: ['client_credentials'],
     scopes: ['orders:read', 'orders:write', 'openid'],
@@ -84,6 +93,33 @@ describe('client_credentials grant', () => {
     const pub = await createApp(t, brand, { confidential: false, grants: ['authorization_code'] });
     const res = await cc({ client_id: pub.clientId, scope: 'orders:read' });
     assert.equal(json(res).error, 'unauthorized_client');
+  });
+
+  test('token.issued is recorded only for orgs where a webhook subscribes to it', async () => {
+    const quiet = await createBrand(t);
+    const app = await createApp(t, quiet, { grants: ['client_credentials'], scopes: ['orders:read'] });
+    const count = async () =>
+      (
+        await t.ctx.db
+          .selectFrom('events')
+          .select('id')
+          .where('type', '=', 'token.issued')
+          .where('org_id', '=', quiet.orgId)
+          .execute()
+      ).length;
+    const issue = () =>
+      cc({ client_id: app.clientId, client_secret: app.clientSecret, scope: 'orders:read' });
+    assert.equal((await issue()).statusCode, 200);
+    assert.equal(await count(), 0);
+    await subscribeTokenEvents(t, quiet.orgId);
+    assert.equal((await issue()).statusCode, 200);
+    assert.equal(await count(), 1);
+    const deliveries = await t.ctx.db
+      .selectFrom('webhook_deliveries' as never)
+      .select('id' as never)
+      .where('org_id' as never, '=', quiet.orgId as never)
+      .execute();
+    assert.equal(deliveries.length, 1);
   });
 
   test('every issuance records token.issued with user null and grant client_credentials', async () => {

@@ -16,6 +16,7 @@ import {
   createApp,
   createBrand,
   form,
+  subscribeTokenEvents,
 } from '../helpers/oidc.js';
 
 let t: TestApp;
@@ -27,6 +28,7 @@ let user: TestUser;
 before(async () => {
   t = await buildTestApp({ env: { RATE_LIMIT_MULTIPLIER: '1000' } });
   brand = await createBrand(t);
+  await subscribeTokenEvents(t, brand.orgId);
   tv = await createApp(t, brand, {
     confidential: false,
     grants: [DEVICE_GRANT, 'refresh_token'],

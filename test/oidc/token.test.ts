@@ -13,6 +13,7 @@ import {
   form,
   pkcePair,
   setProfile,
+  subscribeTokenEvents,
 } from '../helpers/oidc.js';
 import { notifyAppChanged } from '../../src/modules/apps/apps.notify.js';
 import { issueAuthorizationCode } from '../../src/oidc/codes.js';
@@ -29,6 +30,7 @@ let user: TestUser;
 before(async () => {
   t = await buildTestApp({ env: { RATE_LIMIT_MULTIPLIER: '1000' } });
   brand = await createBrand(t);
+  await subscribeTokenEvents(t, brand.orgId);
   rp = await createApp(t, brand);
   pub = await createApp(t, brand, { confidential: false });
   user = await createUser(t);

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
-import { addEventSink } from '../../events/outbox.js';
+import { addEventSink, setEventInterest } from '../../events/outbox.js';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { type OrgPermission, orgGuards } from '../../http/permissions.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
@@ -170,6 +170,7 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
 export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   addEventSink(service.webhookOutboxSink);
+  setEventInterest(service.webhookInterest);
   const worker = webhookWorker(ctx, app.log);
   app.addHook('onReady', async () => worker.start());
   app.addHook('onClose', async () => worker.close());

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { mapDbError, registerConstraint } from '../../db/errors.js';
-import type { OrgRow, Trx } from '../../db/types.js';
-import { EVENT_TYPES, subscribes } from '../../events/catalog.js';
+import type { Executor, OrgRow, Trx } from '../../db/types.js';
+import { EVENT_TYPES, type EventType, subscribes } from '../../events/catalog.js';
 import { type EventSink, recordMutation } from '../../events/outbox.js';
 import { type FieldError, notFound, validationFailed } from '../../http/errors.js';
 import { newId, uuid } from '../../lib/ids.js';
@@ -133,6 +133,7 @@ export async function createWebhook(
       metadata: { url, events },
     });
   });
+  forgetInterest(org.id);
   return { ...presentWebhook(row), secret };
 }
 
@@ -162,7 +163,7 @@ export async function updateWebhook(
   input: UpdateWebhookInput,
 ): Promise<WebhookView> {
   const { url, events } = validate(input);
-  return ctx.db.transaction().execute(async (trx) => {
+  const updated = await ctx.db.transaction().execute(async (trx) => {
     const before = await q.findWebhookForUpdate(trx, orgId, id);
     if (!before) throw notFound('webhook');
     const now = ctx.clock.now();
@@ -196,6 +197,8 @@ export async function updateWebhook(
     });
     return presentWebhook(after);
   });
+  forgetInterest(orgId);
+  return updated;
 }
 
 /** Deletes the webhook; its pending deliveries go with it (the rows cascade), so they stop. */
@@ -270,6 +273,30 @@ export function envelope(e: {
     actorUserId: e.actorUserId,
     data: e.data,
   });
+}
+
+/** How long an instance trusts its copy of an org's subscriptions when deciding to record `token.*`. */
+const INTEREST_TTL_MS = 1000;
+const interestCache = new Map<string, { at: number; events: string[][] }>();
+
+/**
+ * Whether any enabled webhook of the org subscribes to `type`. Cached for a second per org (and
+ * dropped at once on this instance's webhook writes), so the token endpoint does not read the
+ * webhooks table per token; a new `token.*` subscription applies within a second on every instance.
+ */
+export async function webhookInterest(db: Executor, orgId: string, type: EventType): Promise<boolean> {
+  let cached = interestCache.get(orgId);
+  if (!cached || Date.now() - cached.at > INTEREST_TTL_MS) {
+    const hooks = await q.enabledWebhooksOfOrg(db as Trx, orgId);
+    cached = { at: Date.now(), events: hooks.map((h) => h.events) };
+    if (interestCache.size > 10_000) interestCache.clear();
+    interestCache.set(orgId, cached);
+  }
+  return cached.events.some((events) => subscribes(events, type));
+}
+
+export function forgetInterest(orgId: string): void {
+  interestCache.delete(orgId);
 }
 
 /**
