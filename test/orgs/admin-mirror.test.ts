@@ -213,11 +213,9 @@ describe('admin mirror /admin/identity/organizations', () => {
         .where('id', '=', target.id)
         .executeTakeFirstOrThrow();
       assert.equal(row.deleted_at, null);
-      // A key whose scopes allow the system permission and the org permission works as before.
+      // A key whose scopes allow the system permission works as before.
       t.ctx.hooks.apiKeyVerifier = async (presented) =>
-        presented === key
-          ? { kind: 'api_key', userId: editor.id, scopes: ['admin.orgs.view', 'org.brands.view'] }
-          : null;
+        presented === key ? { kind: 'api_key', userId: editor.id, scopes: ['admin.orgs.view'] } : null;
       const allowed = await t.app.inject({ url: admin(target, '/brands'), headers });
       assert.equal(allowed.statusCode, 200, allowed.body);
       const listed = await t.app.inject({ url: '/admin/identity/organizations', headers });

@@ -1,7 +1,6 @@
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { AppContext, Principal } from '../../context.js';
 import { authenticate, principalOf } from '../../http/auth.js';
-import { forbidden } from '../../http/errors.js';
 import { type AdminPermission, apiKeyAllows, type OrgPermission, orgGuards } from '../../http/permissions.js';
 import type { Actor } from './roles.service.js';
 
@@ -17,23 +16,6 @@ export interface OrgScopeOptions {
  */
 export function credentialAllowsSystem(principal: Principal, permission: AdminPermission): boolean {
   return principal.kind !== 'api_key' || apiKeyAllows(principal.scopes, permission);
-}
-
-/**
- * On the admin mirror an API key acts with the operator's system permission and, through it, with
- * `permission` in the org: its scopes must allow both, as they must allow `permission` on the member
- * routes. Without this a narrow key of an operator could do anything to any org through the mirror.
- */
-function mirrorKeyScopes(permission: OrgPermission): preHandlerAsyncHookHandler {
-  return async function mirrorKeyScopesGuard(req) {
-    const principal = principalOf(req);
-    if (principal.kind !== 'api_key') return;
-    const system: AdminPermission =
-      req.method === 'GET' || req.method === 'HEAD' ? 'admin.orgs.view' : 'admin.orgs.edit';
-    for (const needed of [system, permission])
-      if (!apiKeyAllows(principal.scopes, needed))
-        throw forbidden(needed, 'the API key scopes do not allow this');
-  };
 }
 
 /**
@@ -55,7 +37,6 @@ export function orgScope(ctx: AppContext, opts: OrgScopeOptions) {
   const chain = (permission: OrgPermission, limit: keyof typeof limits): preHandlerAsyncHookHandler[] => [
     auth,
     requirePermission(permission),
-    ...(opts.admin ? [mirrorKeyScopes(permission)] : []),
     limits[limit],
   ];
   return {

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
-import { forbidden } from '../../http/errors.js';
 import { requireSystemPermission, systemPermissions } from '../../http/permissions.js';
 import { authErrors, errorResponses, listOf } from '../../http/schemas.js';
 import { auditLogRoutes } from './audit-log.routes.js';
@@ -92,10 +91,6 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       preHandler: [
         authenticate(ctx),
         requireSystemPermission(ctx, 'admin.orgs.view'),
-        async (req) => {
-          if (!credentialAllowsSystem(principalOf(req), 'admin.orgs.view'))
-            throw forbidden('admin.orgs.view', 'the API key scopes do not allow this');
-        },
         ctx.rateLimits.guard('orgRead', byUser),
       ],
     },
