@@ -227,7 +227,10 @@ describe('bearer authentication and permissions', () => {
       headers: staff.auth,
       payload: { name: 'lookups', scopes: ['admin.users.view'] },
     });
-    const ok = await t.app.inject({ url: '/test/admin/users', headers: { authorization: `Bearer ${json(wide).key}` } });
+    const ok = await t.app.inject({
+      url: '/test/admin/users',
+      headers: { authorization: `Bearer ${json(wide).key}` },
+    });
     assert.equal(ok.statusCode, 200);
   });
 
