@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config/index.js';
+import { isUniqueViolation } from './errors.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Database, Db } from './types.js';
 
@@ -46,8 +47,12 @@ export async function openDatabase(config: Config, opts: OpenOptions = {}): Prom
   if (config.databaseUrl) {
     const pool = pgPool(config.databaseUrl, config.databaseSchema);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    if (config.databaseSchema)
-      await sql`create schema if not exists ${sql.id(config.databaseSchema)}`.execute(db);
+    if (config.databaseSchema) {
+      // Instances starting together race on `if not exists`; the loser sees a unique violation.
+      await sql`create schema if not exists ${sql.id(config.databaseSchema)}`.execute(db).catch((err) => {
+        if (!isUniqueViolation(err)) throw err;
+      });
+    }
     return { db, kind: 'postgres', close: () => db.destroy() };
   }
   if (opts.preferSocket && existsSync(embeddedSocketPath(config.dataDir))) {
