@@ -16,6 +16,7 @@ import { loadConfig } from '../src/config/index.js';
 import { newId, randomAlphanumeric } from '../src/lib/ids.js';
 import { signJwt } from '../src/oidc/jwt.js';
 import { closeContext, createContext } from '../src/server.js';
+import { pct } from './lib.js';
 
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 1_000_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 500);
@@ -70,10 +71,6 @@ const config = loadConfig(
 const ctx = await createContext(config);
 const app = await buildApp(ctx, { ownsContext: false });
 await app.ready();
-
-function pct(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 try {
   const now = ctx.clock.now();

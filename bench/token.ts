@@ -10,33 +10,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { freePort, numberArg } from './lib.js';
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : def;
-};
-const duration = arg('duration', 10);
-const connections = arg('connections', 50);
-const rounds = arg('rounds', 2);
+const duration = numberArg('duration', 10);
+const connections = numberArg('connections', 50);
+const rounds = numberArg('rounds', 2);
 
 const CLIENT_ID = 'bench-client';
 const CLIENT_SECRET = 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 const SCOPE = 'orders:read';
 const BODY = `grant_type=client_credentials&scope=${encodeURIComponent(SCOPE)}`;
 const BASIC = `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function tokenOnce(url: string): Promise<Response> {
   return fetch(url, {

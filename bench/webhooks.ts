@@ -26,6 +26,7 @@ import { newId, randomAlphanumeric } from '../src/lib/ids.js';
 import { webhookWorker } from '../src/modules/webhooks/webhooks.routes.js';
 import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
 import { closeContext, createContext } from '../src/server.js';
+import { pct } from './lib.js';
 
 interface Summary {
   count: number;
@@ -85,10 +86,6 @@ function request<T>(child: ChildProcess, cmd: string, key: string): Promise<T> {
     child.on('message', on);
     child.send({ cmd });
   });
-}
-
-function pct(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
 async function main(): Promise<void> {

@@ -6,38 +6,13 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { freePort, numberArg, waitForHttp } from './lib.js';
 
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : def;
-};
-const duration = arg('duration', 10);
-const connections = arg('connections', 50);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(url: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      /* starting */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`not up: ${url}`);
-}
+const duration = numberArg('duration', 10);
+const connections = numberArg('connections', 50);
 
 function load(url: string): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
@@ -70,8 +45,8 @@ async function main() {
         stdio: 'inherit',
       }),
     );
-    await waitFor(`http://127.0.0.1:${gatePort}/readyz`);
-    await waitFor(`http://127.0.0.1:${barePort}/`);
+    await waitForHttp(`http://127.0.0.1:${gatePort}/readyz`);
+    await waitForHttp(`http://127.0.0.1:${barePort}/`);
 
     const targets: Array<[string, string]> = [
       ['bare Fastify JSON', `http://127.0.0.1:${barePort}/`],

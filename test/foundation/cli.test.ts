@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -10,31 +9,10 @@ import { sql } from 'kysely';
 import { loadConfig } from '../../src/config/index.js';
 import { openDatabase } from '../../src/db/index.js';
 import { randomAlphanumeric } from '../../src/lib/ids.js';
+import { freePort, waitForHttp } from '../helpers/net.js';
 
 const run = promisify(execFile);
 const BIN = new URL('../../bin/gatehouse.mjs', import.meta.url).pathname;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(url: string, ms = 120_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`server did not start: ${url}`);
-}
 
 /** The CLI against a running server: on the embedded database it goes through the server's socket. */
 describe('gatehouse CLI with a running server', () => {
@@ -62,7 +40,7 @@ describe('gatehouse CLI with a running server', () => {
     };
     delete env.REDIS_URL;
     server = spawn(process.execPath, [BIN], { env, stdio: 'ignore' });
-    await waitFor(`${base}/readyz`);
+    await waitForHttp(`${base}/readyz`);
   });
 
   after(async () => {

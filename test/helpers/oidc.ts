@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { forgetInterest } from '../../src/modules/webhooks/webhooks.service.js';
 import { defaults } from '../../src/config/defaults.js';
 import { sha256 } from '../../src/lib/hash.js';
@@ -149,19 +148,7 @@ export function form(fields: Record<string, string | undefined>): {
   return { headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: p.toString() };
 }
 
-/** A port that was free a moment ago, so a test app's BASE_URL can name its listening address. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from './net.js';
 
 /** A PKCE pair (S256). */
 export function pkcePair(): { verifier: string; challenge: string } {

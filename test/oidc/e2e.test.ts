@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import * as oidc from 'openid-client';
 import { ManualClock } from '../../src/lib/clock.js';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
 import { type SeededClient, seedClient } from '../helpers/signin.js';
 import { createTestWallet } from '../helpers/wallet.js';
+import { freePort } from '../helpers/net.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -14,17 +14,6 @@ let t: TestApp;
 let base: string;
 let rp: SeededClient;
 let config: oidc.Configuration;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 before(async () => {
   const port = await freePort();

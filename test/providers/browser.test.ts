@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium } from 'playwright-core';
 import { authorizeQuery, seedClient, type SeededClient } from '../helpers/signin.js';
 import { providerWorld, type ProviderWorld } from './setup.js';
+import { freePort } from '../helpers/net.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = [
@@ -16,17 +16,6 @@ const ARGS = [
   '--disable-sync',
   '--no-first-run',
 ];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('hosted sign-in page with upstream providers, in headless Chromium', () => {
   let w: ProviderWorld;
