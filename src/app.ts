@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { defaults } from './config/defaults.js';
 import type { AppContext } from './context.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { lazyChildLoggerFactory } from './http/logger.js';
 import { brandsModule } from './modules/brands/brands.plugin.js';
 import { filesRoutes } from './modules/files/files.routes.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -75,6 +76,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
               req: (req) => ({ method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip }),
             },
           },
+    childLoggerFactory: lazyChildLoggerFactory(ctx.config.logLevel),
     trustProxy: ctx.config.trustProxy,
     bodyLimit: defaults.maxBodyBytes,
     genReqId: () => crypto.randomUUID(),

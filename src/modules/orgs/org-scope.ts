@@ -1,4 +1,4 @@
-import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyRequest, preHandlerAsyncHookHandler, preHandlerHookHandler } from 'fastify';
 import type { AppContext, Principal } from '../../context.js';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { type AdminPermission, apiKeyAllows, type OrgPermission, orgGuards } from '../../http/permissions.js';
@@ -34,7 +34,10 @@ export function orgScope(ctx: AppContext, opts: OrgScopeOptions) {
     orgWrite: ctx.rateLimits.guard('orgWrite', orgKey),
     auditLogRead: ctx.rateLimits.guard('auditLogRead', orgKey),
   };
-  const chain = (permission: OrgPermission, limit: keyof typeof limits): preHandlerAsyncHookHandler[] => [
+  const chain = (
+    permission: OrgPermission,
+    limit: keyof typeof limits,
+  ): Array<preHandlerAsyncHookHandler | preHandlerHookHandler> => [
     auth,
     requirePermission(permission),
     limits[limit],
