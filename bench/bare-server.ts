@@ -1,6 +1,17 @@
-/** The baseline: a bare Fastify server answering one JSON object. */
+/**
+ * The baselines: a bare Fastify server answering `{ hello: 'world' }`, or with `discovery` as the
+ * second argument, the same discovery document Gatehouse serves (so the bytes on the wire match).
+ */
 import Fastify from 'fastify';
+import type { Config } from '../src/config/index.js';
+import { discoveryDocument } from '../src/oidc/discovery.js';
 
+const port = Number(process.argv[2] ?? 3999);
 const app = Fastify({ logger: false });
-app.get('/', async () => ({ hello: 'world' }));
-await app.listen({ port: Number(process.argv[2] ?? 3999), host: '127.0.0.1' });
+if (process.argv[3] === 'discovery') {
+  const doc = discoveryDocument({ issuer: process.argv[4] ?? `http://127.0.0.1:${port}` } as Config);
+  app.get('/', async () => doc);
+} else {
+  app.get('/', async () => ({ hello: 'world' }));
+}
+await app.listen({ port, host: '127.0.0.1' });

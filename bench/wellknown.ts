@@ -26,6 +26,7 @@ async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
   const gatePort = await freePort();
   const barePort = await freePort();
+  const sameDocPort = await freePort();
   const env = {
     ...process.env,
     NODE_ENV: 'production',
@@ -45,11 +46,20 @@ async function main() {
         stdio: 'inherit',
       }),
     );
+    children.push(
+      spawn(
+        process.execPath,
+        ['--import', 'tsx', 'bench/bare-server.ts', String(sameDocPort), 'discovery', env.BASE_URL],
+        { stdio: 'inherit' },
+      ),
+    );
     await waitForHttp(`http://127.0.0.1:${gatePort}/readyz`);
     await waitForHttp(`http://127.0.0.1:${barePort}/`);
+    await waitForHttp(`http://127.0.0.1:${sameDocPort}/`);
 
     const targets: Array<[string, string]> = [
       ['bare Fastify JSON', `http://127.0.0.1:${barePort}/`],
+      ['bare, same doc', `http://127.0.0.1:${sameDocPort}/`],
       ['discovery', `http://127.0.0.1:${gatePort}/.well-known/openid-configuration`],
       ['jwks', `http://127.0.0.1:${gatePort}/.well-known/jwks.json`],
     ];
@@ -62,9 +72,12 @@ async function main() {
         `${name.padEnd(18)} ${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  non-2xx ${r.non2xx}`,
       );
     }
+    const ratio = (a: number, b: number) => `${((a / b) * 100).toFixed(1)} %`;
     const bare = results['bare Fastify JSON'];
-    console.log(`discovery / bare: ${((results.discovery / bare) * 100).toFixed(1)} %`);
-    console.log(`jwks / bare:      ${((results.jwks / bare) * 100).toFixed(1)} %`);
+    const sameDoc = results['bare, same doc'];
+    console.log(`discovery / bare hello-world: ${ratio(results.discovery, bare)}`);
+    console.log(`jwks / bare hello-world:      ${ratio(results.jwks, bare)}`);
+    console.log(`discovery / bare same document: ${ratio(results.discovery, sameDoc)}`);
   } finally {
     for (const c of children) c.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
