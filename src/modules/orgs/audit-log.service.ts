@@ -63,7 +63,10 @@ export async function pruneAuditLog(ctx: AppContext): Promise<number> {
  * Runs the pruning once a day (the first run a minute after start). The timers are unref'd so they
  * never hold the process open, and stopped when the context closes.
  */
-export function startAuditPruning(ctx: AppContext, log: { error(obj: unknown, msg: string): void }): void {
+export function startAuditPruning(
+  ctx: AppContext,
+  log: { error(obj: unknown, msg: string): void },
+): { idle(): Promise<void> } {
   let current: Promise<void> | null = null;
   const run = () => {
     current ??= pruneAuditLog(ctx)
@@ -83,4 +86,6 @@ export function startAuditPruning(ctx: AppContext, log: { error(obj: unknown, ms
     // A run in flight finishes before the database closes under it.
     await current;
   });
+  /** Resolves when no run is in flight (tests step the timers and wait for the run they caused). */
+  return { idle: async () => void (await current) };
 }
