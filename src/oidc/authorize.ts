@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { PROVIDER_TYPES, WALLET_PROVIDER } from '../providers/types.js';
 import { type Client, loadClient } from './clients.js';
 import { findConsentGrant, grantCovers } from './consent.js';
+import { newBinding } from './interactions/binding.js';
 import { brandScopeDescriptions } from './interactions/interactions.queries.js';
 import {
   KNOWN_STANDARD_SCOPES,
@@ -21,7 +22,12 @@ import { findSession } from './sessions.js';
  */
 export type AuthorizeOutcome =
   | { kind: 'page'; error: string; description: string }
-  | { kind: 'redirect'; location: string };
+  | {
+      kind: 'redirect';
+      location: string;
+      /** Set on the browser with the redirect to the sign-in page (see binding.ts). */
+      binding?: { interactionId: string; value: string };
+    };
 
 class Refusal extends Error {
   constructor(
@@ -178,6 +184,13 @@ export async function authorize(ctx: AppContext, req: FastifyRequest): Promise<A
       provider,
     };
 
+    // The interaction is bound to this browser: only it may complete a provider sign-in.
+    const binding = newBinding();
+    const toSignin = (id: string): AuthorizeOutcome => ({
+      kind: 'redirect',
+      location: `${ctx.config.baseUrl}/signin/${id}`,
+      binding: { interactionId: id, value: binding.value },
+    });
     const session =
       prompt === 'login' || prompt === 'select_account' ? null : await findSession(ctx, req, client.brandId);
     if (prompt === 'none' && !session)
@@ -193,14 +206,20 @@ export async function authorize(ctx: AppContext, req: FastifyRequest): Promise<A
         client,
         params: interactionParams,
         session,
+        bindingHash: binding.hash,
       });
       if (covered && prompt !== 'consent') {
         return { kind: 'redirect', location: await finish(ctx, await loadInteraction(ctx, id)) };
       }
-      return { kind: 'redirect', location: `${ctx.config.baseUrl}/signin/${id}` };
+      return toSignin(id);
     }
-    const id = await createInteraction(ctx, { kind: 'authorize', client, params: interactionParams });
-    return { kind: 'redirect', location: `${ctx.config.baseUrl}/signin/${id}` };
+    const id = await createInteraction(ctx, {
+      kind: 'authorize',
+      client,
+      params: interactionParams,
+      bindingHash: binding.hash,
+    });
+    return toSignin(id);
   } catch (err) {
     if (err instanceof Refusal) return back(err.error, err.description);
     throw err;

@@ -30,6 +30,7 @@ import {
 } from '../providers/states.js';
 import { TELEGRAM_FIELDS } from '../providers/telegram.js';
 import { PROVIDER_TYPES, type ProviderType } from '../providers/types.js';
+import { browserMatches, clearBindingCookie } from './interactions/binding.js';
 import { type LoadedInteraction, loadInteraction } from './interactions/interactions.service.js';
 import { sendErrorPage } from './pages/html.js';
 
@@ -61,6 +62,9 @@ const Page = {
 /** The cookie binding a browser to the Telegram trip it started (the widget carries no state). */
 const TELEGRAM_COOKIE = 'gh_tg_binding';
 const TELEGRAM_COOKIE_PATH = '/oauth/telegram/';
+
+const OTHER_BROWSER =
+  'This sign-in was started in another browser. Go back to the app and start again in this one.';
 
 const STALE_STATE =
   'This sign-in attempt has expired or was already used. Go back to the app and start again.';
@@ -207,6 +211,14 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
     if (loaded.client.brandId !== state.brand_id)
       return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
+    // Login CSRF: only the browser that started the interaction may complete it. Nothing recorded.
+    if (!browserMatches(req, loaded.row)) {
+      req.log.info(
+        { provider: state.provider },
+        'provider return from a browser not bound to the interaction',
+      );
+      return sendErrorPage(reply, 400, 'invalid_request', OTHER_BROWSER);
+    }
     const fail = async (reason: ProviderFailure, claimedExternalId?: string) => {
       await recordFailedSignIn(ctx, req, {
         provider: state.provider,
@@ -222,6 +234,9 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
         identity,
         tokens,
       });
+      // Done with the browser binding unless the consent step still follows.
+      if (!location.startsWith(`${ctx.config.baseUrl}/signin/`))
+        clearBindingCookie(ctx, reply, loaded.row.id);
       return reply.redirect(location, status);
     } catch (err) {
       if (err instanceof ProviderFlowError) {

@@ -7,6 +7,7 @@ import { providerErrorMessage } from '../providers/flow.js';
 import { authorize } from './authorize.js';
 import { deviceDecision, devicePage } from './device-pages.js';
 import { isForm, requireJson, sameOriginGuard, wantsJson } from './interactions/guards.js';
+import { setBindingCookie } from './interactions/binding.js';
 import {
   decideConsent,
   loadInteraction,
@@ -70,7 +71,11 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req, reply) => {
       const outcome = await authorize(ctx, req);
       reply.header('cache-control', 'no-store');
-      if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302);
+      if (outcome.kind === 'redirect') {
+        if (outcome.binding)
+          setBindingCookie(ctx, reply, outcome.binding.interactionId, outcome.binding.value);
+        return reply.redirect(outcome.location, 302);
+      }
       if (wantsJson(req))
         return reply.code(400).send({ error: outcome.error, error_description: outcome.description });
       return sendErrorPage(reply, 400, outcome.error, outcome.description);

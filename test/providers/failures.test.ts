@@ -266,7 +266,7 @@ describe('upstream sign-in failures', () => {
         remoteAddress: randomIp(),
       });
       assert.equal(res.statusCode, 200);
-      return { id, res, jar: collectCookies(res) };
+      return { id, res, jar: collectCookies(res, { ...w.browser }) };
     }
 
     async function callback(jar: Record<string, string>, f: Record<string, string>) {

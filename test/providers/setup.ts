@@ -20,6 +20,11 @@ export interface ProviderWorld {
   mock: MockProviders;
   /** Every response the tests received, serialized (headers and body), for leak scans. */
   seen: string[];
+  /**
+   * The test's browser: the interaction-binding cookies (`gh_ia_<id>`) that /oauth2/authorize set,
+   * sent along with every provider return `deliver` makes.
+   */
+  browser: Record<string, string>;
   inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
@@ -139,6 +144,7 @@ export async function providerWorld(
     t,
     mock,
     seen,
+    browser: {},
     async inject(opts) {
       const res = await t.app.inject(opts);
       seen.push(JSON.stringify({ headers: res.headers, body: res.body }));
@@ -163,6 +169,7 @@ export async function startInteraction(
     remoteAddress: ip,
   });
   assert.equal(res.statusCode, 302, res.body);
+  collectCookies(res, w.browser);
   const m = /\/signin\/([A-Za-z0-9]+)$/.exec(res.headers.location as string);
   assert.ok(m, `expected the sign-in page, got ${res.headers.location}`);
   return m[1];
@@ -196,20 +203,22 @@ export async function providerSignIn(
   return { res, authorizeUrl, jar };
 }
 
-/** Delivers the provider's return to the app. */
+/** Delivers the provider's return to the app, from the test's browser (`w.browser`) unless `bound` is false. */
 export async function deliver(
   w: ProviderWorld,
   back: Awaited<ReturnType<typeof followAuthorize>>,
   jar: Record<string, string> = {},
+  bound = true,
 ): Promise<LightMyRequestResponse> {
+  const cookies = bound ? { ...w.browser, ...jar } : jar;
   const res =
     back.method === 'GET'
-      ? await w.inject({ method: 'GET', url: pathOf(back.url), headers: { cookie: cookieHeader(jar) } })
+      ? await w.inject({ method: 'GET', url: pathOf(back.url), headers: { cookie: cookieHeader(cookies) } })
       : await w.inject({
           method: 'POST',
           url: pathOf(back.url),
           payload: new URLSearchParams(back.form).toString(),
-          headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar) },
+          headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(cookies) },
         });
   collectCookies(res, jar);
   return res;

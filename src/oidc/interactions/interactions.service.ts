@@ -67,6 +67,8 @@ export async function createInteraction(
     returnTo?: string;
     /** An existing session of the client's brand (the consent step comes next). */
     session?: { id: string; userId: string; authTime: number };
+    /** SHA-256 of the browser-binding cookie (see binding.ts). */
+    bindingHash?: string;
   },
 ): Promise<string> {
   const now = ctx.clock.now();
@@ -85,6 +87,7 @@ export async function createInteraction(
     created_at: now,
     expires_at: new Date(now.getTime() + defaults.interactionTtl * 1000),
     completed_at: null,
+    binding_hash: input.bindingHash ?? null,
   });
   return id;
 }

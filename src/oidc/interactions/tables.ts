@@ -54,6 +54,8 @@ export interface InteractionsTable {
   created_at: Timestamp;
   expires_at: Timestamp;
   completed_at: Timestamp | null;
+  /** SHA-256 hex of the browser-binding cookie (migration 0010); null when not bound. */
+  binding_hash: string | null;
 }
 
 export interface SessionsTable {

@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sha256 } from '../../src/lib/hash.js';
+import { followAuthorize } from '../helpers/mock-providers.js';
+import { authorizeQuery, randomIp, seedClient, type SeededClient } from '../helpers/signin.js';
+import { deliver, providerWorld, type ProviderWorld, startInteraction } from './setup.js';
+
+/** Login CSRF: a provider return completes an interaction only in the browser that started it. */
+describe('interaction browser binding', () => {
+  let w: ProviderWorld;
+  let client: SeededClient;
+
+  before(async () => {
+    w = await providerWorld();
+    client = await seedClient(w.t, { firstParty: true, redirectUris: [`${w.mock.url}/app/callback`] });
+  });
+  after(() => w.close());
+
+  async function trip(id: string, type: string) {
+    const res = await w.inject({
+      method: 'GET',
+      url: `/interactions/${id}/providers/${type}`,
+      remoteAddress: randomIp(),
+    });
+    assert.equal(res.statusCode, 302, res.body);
+    return followAuthorize(res.headers.location as string);
+  }
+
+  async function counts() {
+    const n = async (table: 'sessions' | 'oauth_links' | 'activity') =>
+      Number(
+        (
+          await w.t.ctx.db
+            .selectFrom(table)
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    return { sessions: await n('sessions'), links: await n('oauth_links'), activity: await n('activity') };
+  }
+
+  it('authorize sets an HttpOnly SameSite=Lax cookie per interaction; the row holds only its hash', async () => {
+    const res = await w.inject({ method: 'GET', url: `/oauth2/authorize?${authorizeQuery(client)}` });
+    assert.equal(res.statusCode, 302);
+    const id = /\/signin\/([A-Za-z0-9]+)$/.exec(res.headers.location as string)![1];
+    const cookie = res.cookies.find((c) => c.name === `gh_ia_${id}`);
+    assert.ok(cookie);
+    assert.equal(cookie.httpOnly, true);
+    assert.equal(cookie.sameSite, 'Lax');
+    assert.equal(cookie.path, '/');
+    assert.ok(!cookie.secure);
+    assert.ok(Buffer.from(cookie.value, 'base64url').length >= 32);
+    const row = await w.t.ctx.db
+      .selectFrom('interactions')
+      .select('binding_hash')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    assert.equal(row.binding_hash, sha256(cookie.value));
+  });
+
+  it('a return without the cookie (GET) is refused and records nothing; with it, it signs in', async () => {
+    const before = await counts();
+    const id = await startInteraction(w, client);
+    const victim = await deliver(w, await trip(id, 'google'), {}, false);
+    assert.equal(victim.statusCode, 400);
+    assert.match(victim.body, /started in another browser/);
+    assert.ok(!victim.cookies.some((c) => c.name.startsWith('gh_session_')));
+    assert.deepEqual(await counts(), before);
+    const row = await w.t.ctx.db
+      .selectFrom('interactions')
+      .select(['user_id', 'completed_at'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(row, { user_id: null, completed_at: null });
+
+    // A wrong value is refused too.
+    const wrong = await deliver(w, await trip(id, 'google'), { [`gh_ia_${id}`]: 'x'.repeat(43) }, false);
+    assert.equal(wrong.statusCode, 400);
+    assert.deepEqual(await counts(), before);
+
+    // The browser that started it completes it, and the binding cookie is cleared.
+    const own = await deliver(w, await trip(id, 'google'));
+    assert.equal(own.statusCode, 302, own.body);
+    assert.ok(new URL(own.headers.location as string).searchParams.get('code'));
+    assert.ok(own.cookies.some((c) => c.name.startsWith('gh_session_')));
+    assert.ok(own.cookies.some((c) => c.name === `gh_ia_${id}` && c.value === ''));
+  });
+
+  it('Apple form_post without the cookie is refused; with it, it signs in', async () => {
+    const before = await counts();
+    const id = await startInteraction(w, client);
+    const victim = await deliver(w, await trip(id, 'apple'), {}, false);
+    assert.equal(victim.statusCode, 400);
+    assert.deepEqual(await counts(), before);
+    const own = await deliver(w, await trip(id, 'apple'));
+    assert.equal(own.statusCode, 303, own.body);
+    assert.ok(new URL(own.headers.location as string).searchParams.get('code'));
+  });
+
+  it('several interactions in one browser each complete', async () => {
+    const a = await startInteraction(w, client);
+    const b = await startInteraction(w, client);
+    const backA = await trip(a, 'discord');
+    const backB = await trip(b, 'discord');
+    const resB = await deliver(w, backB);
+    const resA = await deliver(w, backA);
+    assert.equal(resA.statusCode, 302, resA.body);
+    assert.equal(resB.statusCode, 302, resB.body);
+    assert.ok(new URL(resA.headers.location as string).searchParams.get('code'));
+    assert.ok(new URL(resB.headers.location as string).searchParams.get('code'));
+  });
+
+  it('an interaction without a binding (not started by a browser) needs no cookie', async () => {
+    const id = await startInteraction(w, client);
+    await w.t.ctx.db.updateTable('interactions').set({ binding_hash: null }).where('id', '=', id).execute();
+    const res = await deliver(w, await trip(id, 'google'), {}, false);
+    assert.equal(res.statusCode, 302, res.body);
+    assert.ok(new URL(res.headers.location as string).searchParams.get('code'));
+  });
+});
+
+describe('interaction browser binding on an https BASE_URL', () => {
+  let w: ProviderWorld;
+  let client: SeededClient;
+
+  before(async () => {
+    w = await providerWorld({ BASE_URL: 'https://gatehouse.test' });
+    client = await seedClient(w.t, { firstParty: true, redirectUris: [`${w.mock.url}/app/callback`] });
+  });
+  after(() => w.close());
+
+  it('the cookie is SameSite=None; Secure so Apple’s cross-site form_post carries it', async () => {
+    const res = await w.inject({ method: 'GET', url: `/oauth2/authorize?${authorizeQuery(client)}` });
+    assert.equal(res.statusCode, 302);
+    const id = /\/signin\/([A-Za-z0-9]+)$/.exec(res.headers.location as string)![1];
+    const cookie = res.cookies.find((c) => c.name === `gh_ia_${id}`);
+    assert.ok(cookie);
+    assert.equal(cookie.httpOnly, true);
+    assert.equal(cookie.sameSite, 'None');
+    assert.equal(cookie.secure, true);
+    assert.equal(cookie.path, '/');
+  });
+});
