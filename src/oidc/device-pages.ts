@@ -5,6 +5,7 @@ import { safeEqual } from '../lib/hash.js';
 import { recordActivity } from '../modules/users/activity.js';
 import { loadClient } from './clients.js';
 import { approveDevice, denyDevice, findPendingDevice } from './device-store.js';
+import { newBinding, setBindingCookie } from './interactions/binding.js';
 import { findBrand } from './interactions/interactions.queries.js';
 import { createInteraction, describeScopes } from './interactions/interactions.service.js';
 import { esc, safeUrl, sendPage } from './pages/html.js';
@@ -66,12 +67,16 @@ export async function devicePage(
   }
   const session = await findSession(ctx, req, client.brandId);
   if (!session) {
+    // Bound to this browser like /oauth2/authorize's: only it may complete a provider sign-in.
+    const binding = newBinding();
     const id = await createInteraction(ctx, {
       kind: 'device',
       client,
       params: { redirectUri: '', scopes: device.scopes, userCode },
       returnTo: `/device?user_code=${encodeURIComponent(userCode)}`,
+      bindingHash: binding.hash,
     });
+    setBindingCookie(ctx, reply, id, binding.value);
     return reply.header('cache-control', 'no-store').redirect(`${ctx.config.baseUrl}/signin/${id}`, 302);
   }
   const brand = await findBrand(ctx.db, client.brandId);

@@ -5,6 +5,8 @@ import { followAuthorize } from '../helpers/mock-providers.js';
 import { authorizeQuery, randomIp, seedClient, type SeededClient } from '../helpers/signin.js';
 import { deliver, providerWorld, type ProviderWorld, startInteraction } from './setup.js';
 
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
 /** Login CSRF: a provider return completes an interaction only in the browser that started it. */
 describe('interaction browser binding', () => {
   let w: ProviderWorld;
@@ -108,6 +110,49 @@ describe('interaction browser binding', () => {
     assert.equal(resB.statusCode, 302, resB.body);
     assert.ok(new URL(resA.headers.location as string).searchParams.get('code'));
     assert.ok(new URL(resB.headers.location as string).searchParams.get('code'));
+  });
+
+  it('the device page binds its interaction too: a return without the cookie is refused; with it, it signs in', async () => {
+    const tv = await seedClient(w.t, {
+      firstParty: true,
+      redirectUris: [`${w.mock.url}/app/callback`],
+      grantTypes: ['authorization_code', DEVICE_GRANT],
+    });
+    const started = await w.inject({
+      method: 'POST',
+      url: '/oauth2/device/authorize',
+      payload: new URLSearchParams({ client_id: tv.clientId, scope: 'openid profile' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(started.statusCode, 200, started.body);
+    const devicePath = `/device?user_code=${encodeURIComponent(started.json().user_code)}`;
+    const page = await w.inject({ method: 'GET', url: devicePath, remoteAddress: randomIp() });
+    assert.equal(page.statusCode, 302, page.body);
+    const id = /\/signin\/([A-Za-z0-9]+)$/.exec(page.headers.location as string)![1];
+    const cookie = page.cookies.find((c) => c.name === `gh_ia_${id}`);
+    assert.ok(cookie);
+    assert.equal(cookie.httpOnly, true);
+    assert.equal(cookie.sameSite, 'Lax');
+    assert.equal(cookie.path, '/');
+    const row = await w.t.ctx.db
+      .selectFrom('interactions')
+      .select(['kind', 'binding_hash'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(row, { kind: 'device', binding_hash: sha256(cookie.value) });
+
+    const before = await counts();
+    const victim = await deliver(w, await trip(id, 'google'), {}, false);
+    assert.equal(victim.statusCode, 400);
+    assert.match(victim.body, /started in another browser/);
+    assert.ok(!victim.cookies.some((c) => c.name.startsWith('gh_session_')));
+    assert.deepEqual(await counts(), before);
+
+    const own = await deliver(w, await trip(id, 'google'), { [cookie.name]: cookie.value }, false);
+    assert.equal(own.statusCode, 302, own.body);
+    assert.equal(own.headers.location, `${w.t.ctx.config.baseUrl}${devicePath}`);
+    assert.ok(own.cookies.some((c) => c.name.startsWith('gh_session_')));
+    assert.ok(own.cookies.some((c) => c.name === `gh_ia_${id}` && c.value === ''));
   });
 
   it('an interaction without a binding (not started by a browser) needs no cookie', async () => {
