@@ -32,7 +32,7 @@ import { TELEGRAM_FIELDS } from '../providers/telegram.js';
 import { PROVIDER_TYPES, type ProviderType } from '../providers/types.js';
 import { browserMatches, clearBindingCookie } from './interactions/binding.js';
 import { type LoadedInteraction, loadInteraction } from './interactions/interactions.service.js';
-import { sendErrorPage } from './pages/html.js';
+import { sendErrorPage, sendExpiredSigninPage } from './pages/html.js';
 
 const ProviderTypeSchema = Type.Enum([...PROVIDER_TYPES]);
 const InteractionProviderParams = Type.Object({
@@ -118,12 +118,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
         loaded = await loadInteraction(ctx, req.params.id);
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) {
-          return sendErrorPage(
-            reply,
-            404,
-            'not_found',
-            'This sign-in link has expired or was already used. Start again from the app.',
-          );
+          return sendExpiredSigninPage(reply);
         }
         throw err;
       }

@@ -16,7 +16,7 @@ import {
   walletChallenge,
 } from './interactions/interactions.service.js';
 import { sweepExpiredSignin } from './interactions/sweep.js';
-import { sendErrorPage } from './pages/html.js';
+import { sendErrorPage, sendExpiredSigninPage } from './pages/html.js';
 import { renderSigninPage } from './pages/signin-page.js';
 
 const InteractionId = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9]{1,64}$' }) });
@@ -193,12 +193,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
         });
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) {
-          return sendErrorPage(
-            reply,
-            404,
-            'not_found',
-            'This sign-in link has expired or was already used. Start again from the app.',
-          );
+          return sendExpiredSigninPage(reply);
         }
         throw err;
       }

@@ -39,8 +39,10 @@ export function safeColor(value: string | undefined | null, fallback = '#2f54eb'
 
 export interface PageOptions {
   title: string;
-  /** Already-escaped HTML of the body. */
-  body: string;
+  /** Already-escaped HTML of the body; a function receives the page's CSP nonce (for script tags). */
+  body: string | ((nonce: string) => string);
+  /** Origins added to `script-src` and `frame-src` (an embedded widget such as Telegram's). */
+  allow?: { scripts?: string[]; frames?: string[] };
   primaryColor?: string | null;
   /** Inline script source (trusted, ours); runs under the page's CSP nonce. */
   script?: string;
@@ -76,7 +78,8 @@ export function sendPage(reply: FastifyReply, opts: PageOptions): FastifyReply {
   const nonce = randomBytes(16).toString('base64');
   const csp = [
     "default-src 'none'",
-    `script-src 'nonce-${nonce}'`,
+    ['script-src', ...(opts.allow?.scripts ?? []), `'nonce-${nonce}'`].join(' '),
+    ...(opts.allow?.frames?.length ? [['frame-src', ...opts.allow.frames].join(' ')] : []),
     `style-src 'nonce-${nonce}'`,
     "img-src 'self' https: data:",
     "connect-src 'self'",
@@ -95,7 +98,7 @@ export function sendPage(reply: FastifyReply, opts: PageOptions): FastifyReply {
 </head>
 <body>
 <main>
-${opts.body}
+${typeof opts.body === 'function' ? opts.body(nonce) : opts.body}
 </main>
 ${opts.script ? `<script nonce="${nonce}">${opts.script}</script>` : ''}
 </body>
@@ -124,4 +127,14 @@ export function sendErrorPage(
 <p class="error" id="error-code">${esc(error)}</p>
 <p id="error-description">${esc(description)}</p>`,
   });
+}
+
+/** The page for a sign-in link whose interaction expired or was already completed. */
+export function sendExpiredSigninPage(reply: FastifyReply): FastifyReply {
+  return sendErrorPage(
+    reply,
+    404,
+    'not_found',
+    'This sign-in link has expired or was already used. Start again from the app.',
+  );
 }
