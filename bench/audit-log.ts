@@ -10,12 +10,13 @@ import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
-import { builtInRoleRows, CONSOLE_CLIENT_ID } from '../src/bootstrap.js';
+import { CONSOLE_CLIENT_ID } from '../src/bootstrap.js';
 import { defaults } from '../src/config/defaults.js';
 import { loadConfig } from '../src/config/index.js';
 import { newId, randomAlphanumeric } from '../src/lib/ids.js';
 import { signJwt } from '../src/oidc/jwt.js';
 import { closeContext, createContext } from '../src/server.js';
+import { insertOrg } from '../test/helpers/fixtures.js';
 import { pct } from './lib.js';
 
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 1_000_000);
@@ -88,35 +89,15 @@ try {
   const orgs: Array<{ id: string; slug: string }> = [];
   for (const slug of ['bench-org', 'bench-neighbour']) {
     const id = newId('org_');
-    await ctx.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('orgs')
-        .values({
-          id,
-          name: slug,
-          slug,
-          slug_claim: slug,
-          description: null,
-          icon_file_id: null,
-          created_by: userId,
-          payment_product_id: null,
-          payment_customer_id: null,
-          created_at: now,
-          updated_at: now,
-          deleted_at: null,
-        })
-        .execute();
-      const roles = builtInRoleRows(id, now);
-      await trx.insertInto('roles').values(roles).execute();
-      await trx
-        .insertInto('org_members')
-        .values({ org_id: id, user_id: userId, joined_at: now, disabled_at: null })
-        .execute();
-      await trx
-        .insertInto('member_roles')
-        .values({ org_id: id, user_id: userId, role_id: roles[0].id, assigned_at: now })
-        .execute();
-    });
+    const roles = await insertOrg(ctx.db, { id, slug, createdBy: userId, now });
+    await ctx.db
+      .insertInto('org_members')
+      .values({ org_id: id, user_id: userId, joined_at: now, disabled_at: null })
+      .execute();
+    await ctx.db
+      .insertInto('member_roles')
+      .values({ org_id: id, user_id: userId, role_id: roles.owner, assigned_at: now })
+      .execute();
     orgs.push({ id, slug });
   }
 

@@ -11,12 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
-import { builtInRoleRows } from '../src/bootstrap.js';
 import { loadConfig } from '../src/config/index.js';
 import { newId } from '../src/lib/ids.js';
 import { createGate } from '../src/modules/token-gates/token-gates.service.js';
 import { createContext } from '../src/server.js';
 import { FakeSolanaRpc } from '../test/token-gates/fake-rpc.js';
+import { insertOrg } from '../test/helpers/fixtures.js';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const duration = Number(process.env.BENCH_DURATION ?? 5);
@@ -87,24 +87,7 @@ async function main() {
     .insertInto('users')
     .values({ id: userId, username: 'bench', last_seen: now, created_at: now, updated_at: now } as never)
     .execute();
-  await ctx.db
-    .insertInto('orgs')
-    .values({
-      id: orgId,
-      name: slug,
-      slug,
-      slug_claim: slug,
-      description: null,
-      icon_file_id: null,
-      created_by: userId,
-      payment_product_id: null,
-      payment_customer_id: null,
-      created_at: now,
-      updated_at: now,
-      deleted_at: null,
-    })
-    .execute();
-  await ctx.db.insertInto('roles').values(builtInRoleRows(orgId, now)).execute();
+  await insertOrg(ctx.db, { id: orgId, slug, createdBy: userId, now });
   const mint = rpc.addMint('spl-token');
   const wallet = rpc.addWallet();
   rpc.addTokenAccount(wallet, mint, '1500');

@@ -19,7 +19,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
-import { builtInRoleRows } from '../src/bootstrap.js';
 import { loadConfig } from '../src/config/index.js';
 import { recordMutation } from '../src/events/outbox.js';
 import { newId, randomAlphanumeric } from '../src/lib/ids.js';
@@ -27,6 +26,7 @@ import { webhookWorker } from '../src/modules/webhooks/webhooks.routes.js';
 import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
 import { closeContext, createContext } from '../src/server.js';
 import { pct } from './lib.js';
+import { insertOrg } from '../test/helpers/fixtures.js';
 
 interface Summary {
   count: number;
@@ -163,24 +163,7 @@ async function main(): Promise<void> {
       .execute();
     const orgId = newId('org_');
     const slug = `bench-${randomAlphanumeric(6).toLowerCase()}`;
-    await ctx.db
-      .insertInto('orgs')
-      .values({
-        id: orgId,
-        name: slug,
-        slug,
-        slug_claim: slug,
-        description: null,
-        icon_file_id: null,
-        created_by: userId,
-        payment_product_id: null,
-        payment_customer_id: null,
-        created_at: now,
-        updated_at: now,
-        deleted_at: null,
-      })
-      .execute();
-    await ctx.db.insertInto('roles').values(builtInRoleRows(orgId, now)).execute();
+    await insertOrg(ctx.db, { id: orgId, slug, createdBy: userId, now });
     const org = await ctx.db.selectFrom('orgs').selectAll().where('id', '=', orgId).executeTakeFirstOrThrow();
     for (let i = 0; i < WEBHOOKS; i++)
       await createWebhook(ctx, org, userId, { url: `https://127.0.0.1:${port}/hook/${i}`, events: ['*'] });

@@ -1,5 +1,6 @@
 import { builtInRoleRows } from '../../src/bootstrap.js';
 import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
+import type { Db } from '../../src/db/types.js';
 import type { TestApp, TestUser } from './app.js';
 
 export interface TestOrg {
@@ -9,42 +10,45 @@ export interface TestOrg {
 }
 
 /**
- * An org with `owner` as Owner, inserted directly so that modules can be tested without going
- * through the org routes. Prefer the public API where a test is about orgs themselves.
+ * Inserts an org and its built-in roles directly (tests and benchmark seeding), returning the role
+ * ids. Prefer the public API where a test is about orgs themselves.
  */
+export async function insertOrg(
+  db: Db,
+  org: { id: string; slug: string; createdBy: string; now: Date },
+): Promise<TestOrg['roles']> {
+  const roles = builtInRoleRows(org.id, org.now);
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('orgs')
+      .values({
+        id: org.id,
+        name: org.slug,
+        slug: org.slug,
+        slug_claim: org.slug,
+        description: null,
+        icon_file_id: null,
+        created_by: org.createdBy,
+        payment_product_id: null,
+        payment_customer_id: null,
+        created_at: org.now,
+        updated_at: org.now,
+        deleted_at: null,
+      })
+      .execute();
+    await trx.insertInto('roles').values(roles).execute();
+  });
+  return Object.fromEntries(roles.map((r) => [r.built_in, r.id])) as TestOrg['roles'];
+}
+
+/** An org with `owner` as Owner, inserted directly so that modules can be tested without the org routes. */
 export async function seedOrg(
   t: TestApp,
   owner: TestUser,
   slug = `org-${randomAlphanumeric(8).toLowerCase()}`,
 ): Promise<TestOrg> {
   const id = newId('org_');
-  const now = t.clock.now();
-  await t.ctx.db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('orgs')
-      .values({
-        id,
-        name: slug,
-        slug,
-        slug_claim: slug,
-        description: null,
-        icon_file_id: null,
-        created_by: owner.id,
-        payment_product_id: null,
-        payment_customer_id: null,
-        created_at: now,
-        updated_at: now,
-        deleted_at: null,
-      })
-      .execute();
-    await trx.insertInto('roles').values(builtInRoleRows(id, now)).execute();
-  });
-  const rows = await t.ctx.db
-    .selectFrom('roles')
-    .select(['id', 'built_in'])
-    .where('org_id', '=', id)
-    .execute();
-  const roles = Object.fromEntries(rows.map((r) => [r.built_in, r.id])) as TestOrg['roles'];
+  const roles = await insertOrg(t.ctx.db, { id, slug, createdBy: owner.id, now: t.clock.now() });
   await addMember(t, { id, slug, roles }, owner, 'owner');
   return { id, slug, roles };
 }
