@@ -14,14 +14,20 @@ export interface LimitSpec {
   duration: number;
 }
 
+interface Window {
+  count: number;
+  resetAt: number;
+}
+
 /**
  * Fixed windows in this process's memory, synchronous: the window starts at a key's first hit and
  * lasts `duration` (the same semantics as rate-limiter-flexible's memory store, without a promise and
- * a timer per key, which showed as a sixth of a cached discovery reply). Expired windows are dropped
- * by a sweep every minute.
+ * a timer per key, which showed as a sixth of a cached discovery reply). One map of keys per limit,
+ * found by name without building a string per request. Expired windows are dropped by a sweep every
+ * minute.
  */
 class MemoryWindows {
-  private readonly windows = new Map<string, { count: number; resetAt: number }>();
+  private readonly byName = new Map<string, Array<{ spec: LimitSpec; windows: Map<string, Window> }>>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor() {
@@ -29,30 +35,41 @@ class MemoryWindows {
     this.sweeper.unref();
   }
 
-  /** Takes `cost` points; answers what is left and when the window ends. */
-  take(
-    key: string,
-    points: number,
-    durationMs: number,
-    cost: number,
-  ): { remaining: number; msBeforeNext: number } {
-    const now = Date.now();
-    let w = this.windows.get(key);
-    if (!w || w.resetAt <= now) {
-      w = { count: 0, resetAt: now + durationMs };
-      this.windows.set(key, w);
+  /** The windows of limit `name` with `spec` (a name is almost always used with one spec). */
+  private windowsOf(name: string, spec: LimitSpec): Map<string, Window> {
+    let specs = this.byName.get(name);
+    if (!specs) {
+      specs = [];
+      this.byName.set(name, specs);
     }
-    w.count += cost;
-    return { remaining: points - w.count, msBeforeNext: w.resetAt - now };
+    for (const s of specs)
+      if (s.spec === spec || (s.spec.points === spec.points && s.spec.duration === spec.duration))
+        return s.windows;
+    const windows = new Map<string, Window>();
+    specs.push({ spec, windows });
+    return windows;
   }
 
-  delete(key: string): void {
-    this.windows.delete(key);
+  /** Takes `cost` points of `key` under limit `name`; answers its window after the take. */
+  take(name: string, spec: LimitSpec, key: string, cost: number, now: number): Window {
+    const windows = this.windowsOf(name, spec);
+    let w = windows.get(key);
+    if (!w || w.resetAt <= now) {
+      w = { count: 0, resetAt: now + spec.duration * 1000 };
+      windows.set(key, w);
+    }
+    w.count += cost;
+    return w;
+  }
+
+  delete(name: string, spec: LimitSpec, key: string): void {
+    this.windowsOf(name, spec).delete(key);
   }
 
   private sweep(): void {
     const now = Date.now();
-    for (const [k, w] of this.windows) if (w.resetAt <= now) this.windows.delete(k);
+    for (const specs of this.byName.values())
+      for (const { windows } of specs) for (const [k, w] of windows) if (w.resetAt <= now) windows.delete(k);
   }
 }
 
@@ -109,28 +126,35 @@ export class RateLimits {
     cost: number,
   ): void {
     const limit = this.limitOf(spec);
-    const r = this.memory.take(
-      `${name}:${spec.points}:${spec.duration}:${key}`,
-      limit,
-      spec.duration * 1000,
-      cost,
-    );
-    settle(reply, limit, r.remaining, r.msBeforeNext, spec);
+    const now = Date.now();
+    const w = this.memory.take(name, spec, key, cost, now);
+    settle(reply, limit, limit - w.count, w.resetAt - now, spec);
   }
 
   /**
-   * Takes one point (or `cost`) for `key`. Sets the RateLimit-* headers on `reply`; throws a 429
-   * ApiError with Retry-After when the budget is spent.
+   * Takes one point (or `cost`) for `key`. Sets the RateLimit-* headers on `reply`; refuses with a
+   * 429 ApiError carrying Retry-After when the budget is spent. Without Redis it is synchronous: it
+   * returns nothing and throws the 429, so a hot route pays no promise (`await` works either way).
    */
-  async consume(
+  consume(
     name: RateLimitName | string,
     key: string,
     reply?: FastifyReply,
     spec: LimitSpec = rateLimits[name as RateLimitName],
     cost = 1,
-  ): Promise<void> {
+  ): void | Promise<void> {
     if (!this.enabled) return;
     if (!this.redis) return this.takeMemory(name, key, reply, spec, cost);
+    return this.consumeRedis(name, key, reply, spec, cost);
+  }
+
+  private async consumeRedis(
+    name: string,
+    key: string,
+    reply: FastifyReply | undefined,
+    spec: LimitSpec,
+    cost: number,
+  ): Promise<void> {
     const limiter = this.limiter(name, spec);
     let res: RateLimiterRes;
     let refused = false;
@@ -147,7 +171,7 @@ export class RateLimits {
   /** Clears a key (for example a device code's pacing after its interval grew). */
   async reset(name: string, key: string, spec: LimitSpec = rateLimits[name as RateLimitName]): Promise<void> {
     if (!this.enabled) return;
-    if (!this.redis) return this.memory.delete(`${name}:${spec.points}:${spec.duration}:${key}`);
+    if (!this.redis) return this.memory.delete(name, spec, key);
     await this.limiter(name, spec).delete(key);
   }
 
@@ -174,12 +198,15 @@ export class RateLimits {
         }
         return done();
       }
-      self.consume(name, k, reply, limit).then(() => done(), done);
+      self.consumeRedis(name, k, reply, limit, 1).then(() => done(), done);
     };
   }
 }
 
-/** Sets the RateLimit-* headers; throws the 429 (with Retry-After) when `remaining` went below zero. */
+/**
+ * Sets the RateLimit-* headers on `reply` when given; throws the 429 (with them and Retry-After) when
+ * `remaining` went below zero.
+ */
 function settle(
   reply: FastifyReply | undefined,
   limit: number,
@@ -187,15 +214,11 @@ function settle(
   msBeforeNext: number,
   spec: LimitSpec,
 ): void {
-  const headers: Record<string, string> = {
-    'ratelimit-limit': String(limit),
-    'ratelimit-remaining': String(Math.max(0, remaining)),
-    'ratelimit-reset': String(Math.max(0, Math.ceil(msBeforeNext / 1000))),
-  };
   if (remaining >= 0) {
-    reply?.headers(headers);
+    if (reply) reply.headers(rateLimitHeaders(limit, remaining, msBeforeNext));
     return;
   }
+  const headers = rateLimitHeaders(limit, 0, msBeforeNext);
   const retryAfter = Math.max(1, Math.ceil(msBeforeNext / 1000));
   headers['retry-after'] = String(retryAfter);
   throw new ApiError(
@@ -205,4 +228,12 @@ function settle(
     { retryAfter, limit, window: spec.duration },
     headers,
   );
+}
+
+function rateLimitHeaders(limit: number, remaining: number, msBeforeNext: number): Record<string, string> {
+  return {
+    'ratelimit-limit': String(limit),
+    'ratelimit-remaining': String(Math.max(0, remaining)),
+    'ratelimit-reset': String(Math.max(0, Math.ceil(msBeforeNext / 1000))),
+  };
 }
