@@ -16,42 +16,62 @@ export interface BalanceEntry {
   fetchedAt: number;
 }
 
-/** Where balances are cached: Redis when configured (shared by instances), else this process. */
+/** Where balances are cached, per (mint, wallet): Redis when configured (shared by instances), else this process. */
 export interface BalanceCache {
   /** Synchronous where the store allows (memory), so that a cached check awaits nothing. */
-  get(key: string): BalanceEntry | undefined | Promise<BalanceEntry | undefined>;
-  set(key: string, entry: BalanceEntry): Promise<void>;
+  get(mint: string, wallet: string): BalanceEntry | undefined | Promise<BalanceEntry | undefined>;
+  set(mint: string, wallet: string, entry: BalanceEntry): Promise<void>;
 }
 
 /**
- * An LRU map of at most `max` entries. Expiry follows the injected clock, not timers, so entries
- * older than the TTL are dropped when read.
+ * At most `max` balances in this process, by wallet and then mint: a lookup reuses the strings it
+ * was given (already hashed by the time a check gets here) instead of joining them into a new key on
+ * every request. Wallets are kept in the order their balances were last read from the chain; every
+ * entry lives the same TTL, so that is roughly the order of expiry, and past `max` the wallets read
+ * longest ago are dropped first (a hit needs no reordering). Expiry follows the injected clock, not
+ * timers: entries older than the TTL are dropped when read.
  */
 export class MemoryBalanceCache implements BalanceCache {
-  private readonly map = new Map<string, BalanceEntry>();
+  private readonly byWallet = new Map<string, Map<string, BalanceEntry>>();
+  private entries = 0;
   constructor(
     private readonly clock: Clock,
     private readonly ttlMs: number,
     private readonly max: number,
   ) {}
 
+  /** Balances held (expired ones included until they are read or pushed out). */
   get size(): number {
-    return this.map.size;
+    return this.entries;
   }
 
-  get(key: string): BalanceEntry | undefined {
-    const e = this.map.get(key);
+  get(mint: string, wallet: string): BalanceEntry | undefined {
+    const mints = this.byWallet.get(wallet);
+    const e = mints?.get(mint);
     if (!e) return undefined;
-    this.map.delete(key);
-    if (this.clock.nowMs() - e.fetchedAt >= this.ttlMs) return undefined;
-    this.map.set(key, e);
-    return e;
+    if (this.clock.nowMs() - e.fetchedAt < this.ttlMs) return e;
+    this.drop(wallet, mints as Map<string, BalanceEntry>, mint);
+    return undefined;
   }
 
-  async set(key: string, entry: BalanceEntry): Promise<void> {
-    this.map.delete(key);
-    this.map.set(key, entry);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
+  async set(mint: string, wallet: string, entry: BalanceEntry): Promise<void> {
+    let mints = this.byWallet.get(wallet);
+    if (mints) this.byWallet.delete(wallet);
+    else mints = new Map();
+    this.byWallet.set(wallet, mints);
+    if (!mints.has(mint)) this.entries++;
+    mints.set(mint, entry);
+    while (this.entries > this.max) {
+      const [oldest, held] = this.byWallet.entries().next().value as [string, Map<string, BalanceEntry>];
+      this.byWallet.delete(oldest);
+      this.entries -= held.size;
+    }
+  }
+
+  private drop(wallet: string, mints: Map<string, BalanceEntry>, mint: string): void {
+    mints.delete(mint);
+    this.entries--;
+    if (mints.size === 0) this.byWallet.delete(wallet);
   }
 }
 
@@ -69,10 +89,10 @@ export class RedisBalanceCache implements BalanceCache {
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  async get(key: string): Promise<BalanceEntry | undefined> {
+  async get(mint: string, wallet: string): Promise<BalanceEntry | undefined> {
     let raw: string | null;
     try {
-      raw = await this.redis.get(this.prefix + key);
+      raw = await this.redis.get(`${this.prefix}${mint}:${wallet}`);
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, 'token-gate balance cache read failed');
       return undefined;
@@ -85,10 +105,10 @@ export class RedisBalanceCache implements BalanceCache {
     return { fetchedAt, walletFound: m[2] === '1', amount: BigInt(m[3]) };
   }
 
-  async set(key: string, e: BalanceEntry): Promise<void> {
+  async set(mint: string, wallet: string, e: BalanceEntry): Promise<void> {
     try {
       await this.redis.set(
-        this.prefix + key,
+        `${this.prefix}${mint}:${wallet}`,
         `${e.fetchedAt}|${e.walletFound ? 1 : 0}|${e.amount}`,
         'PX',
         this.ttlMs,
@@ -182,6 +202,12 @@ class GateLookupCache {
   }
 }
 
+/** A check's answer, and its age in whole seconds when it came from the balance cache. */
+export interface CheckAnswer {
+  result: CheckResult;
+  ageSeconds?: number;
+}
+
 const GATE_ID = /^gate_[A-Za-z0-9]{1,64}$/;
 const DISABLED: CheckResult = { hasAccess: false, balance: null, reason: 'gateDisabled' };
 const NOT_FOUND: CheckResult = { hasAccess: false, balance: null, reason: 'walletNotFound' };
@@ -241,6 +267,23 @@ export class GateChecker {
   }
 
   /**
+   * The answer when this process can give it without waiting: the gate's lookup is cached and the
+   * balance is in the memory cache (or the gate is disabled or unknown, which throws the 404).
+   * Undefined when the gate must be read, the balance is in Redis or must come from the chain: then
+   * call `check`. `walletAddress` must already be a valid address. (Only ids of the right form are
+   * ever looked up, so a cached lookup needs no check of the form.)
+   */
+  cached(orgSlug: string, gateId: string, walletAddress: string): CheckAnswer | undefined {
+    const gate = this.gates.peek(orgSlug, gateId);
+    if (gate === undefined) return undefined;
+    if (gate === null) throw notFound('token gate');
+    if (!gate.enabled) return { result: DISABLED };
+    const entry = this.balances.get(gate.mintAddress, walletAddress);
+    if (entry === undefined || entry instanceof Promise) return undefined;
+    return { result: decide(entry, gate.minHoldings), ageSeconds: this.ageOf(entry) };
+  }
+
+  /**
    * The check's answer and, when it came from the cache, its age in whole seconds. `walletAddress`
    * must already be a valid address. Throws 404 for an unknown gate (or wrong or deleted org), 502
    * when the RPC node fails, 504 when it times out.
@@ -250,18 +293,21 @@ export class GateChecker {
     gateId: string,
     walletAddress: string,
     refresh: boolean,
-  ): Promise<{ result: CheckResult; ageSeconds?: number }> {
+  ): Promise<CheckAnswer> {
     if (!GATE_ID.test(gateId)) throw notFound('token gate');
     const gate = this.gates.peek(orgSlug, gateId) ?? (await this.gates.find(orgSlug, gateId));
     if (!gate) throw notFound('token gate');
     if (!gate.enabled) return { result: DISABLED };
-    const key = `${gate.mintAddress}:${walletAddress}`;
     let ageSeconds: number | undefined;
-    let entry = refresh ? undefined : this.balances.get(key);
+    let entry = refresh ? undefined : this.balances.get(gate.mintAddress, walletAddress);
     if (entry instanceof Promise) entry = await entry;
-    if (entry) ageSeconds = Math.max(0, Math.floor((this.ctx.clock.nowMs() - entry.fetchedAt) / 1000));
-    else entry = await this.fetch(key, walletAddress, gate.mintAddress);
+    if (entry) ageSeconds = this.ageOf(entry);
+    else entry = await this.fetch(walletAddress, gate.mintAddress);
     return { result: decide(entry, gate.minHoldings), ageSeconds };
+  }
+
+  private ageOf(entry: BalanceEntry): number {
+    return Math.max(0, Math.floor((this.ctx.clock.nowMs() - entry.fetchedAt) / 1000));
   }
 
   /**
@@ -269,19 +315,20 @@ export class GateChecker {
    * the cache. A refresh that finds a read already under way joins it: that read is an on-chain
    * lookup begun at most one RPC round trip earlier, not a cached answer.
    */
-  private fetch(key: string, wallet: string, mint: string): Promise<BalanceEntry> {
+  private fetch(wallet: string, mint: string): Promise<BalanceEntry> {
+    const key = `${mint}:${wallet}`;
     let p = this.inflight.get(key);
     if (p) {
       this.stats.joined++;
       return p;
     }
     this.stats.reads++;
-    p = this.read(key, wallet, mint).finally(() => this.inflight.delete(key));
+    p = this.read(wallet, mint).finally(() => this.inflight.delete(key));
     this.inflight.set(key, p);
     return p;
   }
 
-  private async read(key: string, wallet: string, mint: string): Promise<BalanceEntry> {
+  private async read(wallet: string, mint: string): Promise<BalanceEntry> {
     let balance: Awaited<ReturnType<SolanaRpc['getTokenBalance']>>;
     try {
       balance = await this.rpc.getTokenBalance(wallet, mint);
@@ -297,7 +344,7 @@ export class GateChecker {
       amount: balance.amount,
       fetchedAt: this.ctx.clock.nowMs(),
     };
-    await this.balances.set(key, entry);
+    await this.balances.set(mint, wallet, entry);
     return entry;
   }
 }

@@ -74,6 +74,8 @@ export const GateListSchema = Type.Object({ items: Type.Array(TokenGateSchema), 
  * The public check's query. Every problem with it answers 422 `validation_failed` (the interface's
  * status for a bad `walletAddress`); `refresh` accepts only the value `true`.
  */
+export const CheckParams = Type.Object({ orgSlug: Type.String(), gateId: Type.String() });
+
 export const CheckQuery = Type.Object(
   {
     walletAddress: Type.String({ minLength: 1, maxLength: 100 }),
