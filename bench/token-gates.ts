@@ -1,7 +1,7 @@
 // Benchmark: the public token-gate check served from the balance cache, against a bare Fastify JSON
 // reply, in the same run with the same load. Run: `node --import tsx bench/token-gates.ts`.
 // BENCH_CONNECTIONS (default 50), BENCH_DURATION seconds per measurement (default 5), BENCH_ROUNDS
-// (default 5). The targets are measured in turn within each round, so a noisy neighbour hits them
+// (default 7). The targets are measured in turn within each round, so a noisy neighbour hits them
 // alike; the ratio reported is the median of the rounds' ratios. The app's own /healthz is measured
 // too, as the floor every route of the app pays (its global hooks), to tell it from the check's cost.
 import { spawn } from 'node:child_process';
@@ -20,20 +20,19 @@ import { insertOrg } from '../test/helpers/fixtures.js';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const duration = Number(process.env.BENCH_DURATION ?? 5);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 7);
+/** BENCH_SHOW=1 prints one raw answer of each server (status line and headers) before measuring. */
+const show = process.env.BENCH_SHOW === '1';
 const autocannonBin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 
 /** autocannon in a child process, so the load generator does not share the servers' event loop. */
 function load(
   url: string,
   seconds: number,
-): Promise<{ rps: number; p99: number; non2xx: number; errors: number }> {
+): Promise<{ rps: number; total: number; p99: number; non2xx: number; errors: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [autocannonBin, '--json', '-c', String(connections), '-d', String(seconds), url],
-      { stdio: ['ignore', 'pipe', 'ignore'] },
-    );
+    const args = [autocannonBin, '--json', '-c', String(connections), '-d', String(seconds), url];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;
@@ -42,7 +41,13 @@ function load(
     child.on('close', (code) => {
       if (code !== 0) return reject(new Error(`autocannon exited with ${code}`));
       const r = JSON.parse(out);
-      resolve({ rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors });
+      resolve({
+        rps: r.requests.average,
+        total: r.requests.total,
+        p99: r.latency.p99,
+        non2xx: r.non2xx,
+        errors: r.errors,
+      });
     });
   });
 }
@@ -110,6 +115,16 @@ async function main() {
     throw new Error(`warm-up failed: ${JSON.stringify(body)}`);
   const cached = await fetch(checkUrl);
   if (cached.headers.get('age') === null) throw new Error('the second check was not served from the cache');
+  if (show) {
+    for (const url of [bareUrl, checkUrl]) {
+      const r = await fetch(url);
+      const lines = [url, `HTTP ${r.status}`];
+      r.headers.forEach((value, name) => {
+        lines.push(`${name}: ${value}`);
+      });
+      console.log(`${lines.join('\n')}\n\n${await r.text()}\n`);
+    }
+  }
   await load(checkUrl, 2);
   await load(bareUrl, 2);
   await load(`http://127.0.0.1:${port(app)}/healthz`, 2);
@@ -123,12 +138,25 @@ async function main() {
   ] as const;
   const results: Record<(typeof targets)[number][0], number[]> = { bare: [], healthz: [], check: [] };
   const ratios: number[] = [];
+  // The servers' CPU per answered request (both run in this process; autocannon is a child): less
+  // disturbed than req/s when the load generator and the server share two cores.
+  const cpuPerRequest: Record<(typeof targets)[number][0], number[]> = { bare: [], healthz: [], check: [] };
   for (let i = 0; i < rounds; i++) {
-    for (const [name, url] of targets) {
+    // Each round starts with another target, so no target always runs right after the same one.
+    for (const [name, url] of [
+      ...targets.slice(i % targets.length),
+      ...targets.slice(0, i % targets.length),
+    ]) {
+      const cpuBefore = process.cpuUsage();
       const r = await load(url, duration);
+      const cpu = process.cpuUsage(cpuBefore);
       if (r.non2xx || r.errors) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
       results[name].push(r.rps);
-      console.log(`round ${i + 1} ${name.padEnd(7)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99} ms`);
+      const usPerRequest = (cpu.user + cpu.system) / r.total;
+      cpuPerRequest[name].push(usPerRequest);
+      console.log(
+        `round ${i + 1} ${name.padEnd(7)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${r.p99} ms  ${usPerRequest.toFixed(1)} µs CPU/request`,
+      );
     }
     ratios.push(results.check[i] / results.bare[i]);
   }
@@ -147,6 +175,13 @@ async function main() {
   console.log(`check / bare (median)     : ${pct(median(ratios))}`);
   console.log(
     `check / app floor (median): ${pct(median(results.check.map((c, i) => c / results.healthz[i])))}`,
+  );
+  const cpu = (name: keyof typeof cpuPerRequest) => median(cpuPerRequest[name]).toFixed(1);
+  console.log(
+    `server CPU per request (median): bare ${cpu('bare')} µs, /healthz ${cpu('healthz')} µs, check ${cpu('check')} µs`,
+  );
+  console.log(
+    `bare CPU / check CPU      : ${pct(median(cpuPerRequest.bare.map((b, i) => b / cpuPerRequest.check[i])))} (median per round; the throughput the check would reach if CPU-bound)`,
   );
   console.log(`RPC calls during the measurement: ${rpc.totalCalls - rpcCallsBefore}`);
 
