@@ -54,10 +54,17 @@ function load(
 
 const CHECK_PATH = '/identity/organizations/:orgSlug/token-gates/:gateId/check';
 
-async function bareServer(): Promise<FastifyInstance> {
+/**
+ * A bare Fastify server with the check's path and query (so both parse the same request) and a
+ * constant reply; with `headers`, it also sends the headers the check's answer carries, so that the
+ * bytes on the wire match it.
+ */
+async function bareServer(headers?: Record<string, string>): Promise<FastifyInstance> {
   const bare = Fastify({ logger: false });
-  // The same path and query as the check, so both servers parse the same request; a constant reply.
-  bare.get(CHECK_PATH, async () => ({ hasAccess: true, balance: '1500', reason: null }));
+  bare.get(CHECK_PATH, async (_req, reply) => {
+    if (headers) reply.headers(headers);
+    return { hasAccess: true, balance: '1500', reason: null };
+  });
   await bare.listen({ port: 0, host: '127.0.0.1' });
   return bare;
 }
@@ -104,9 +111,16 @@ async function main() {
 
   await app.listen({ port: 0, host: '127.0.0.1' });
   const bare = await bareServer();
+  // The headers of a cached answer beyond Fastify's own: the app's security headers and the Age.
+  const sameWire = await bareServer({
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    age: '0',
+  });
   const port = (s: FastifyInstance) => (s.server.address() as { port: number }).port;
   const checkUrl = `http://127.0.0.1:${port(app)}/identity/organizations/${slug}/token-gates/${gate.id}/check?walletAddress=${wallet}`;
   const bareUrl = checkUrl.replace(`:${port(app)}/`, `:${port(bare)}/`);
+  const sameWireUrl = checkUrl.replace(`:${port(app)}/`, `:${port(sameWire)}/`);
 
   // Warm the balance cache and both servers.
   const first = await fetch(checkUrl);
@@ -116,7 +130,7 @@ async function main() {
   const cached = await fetch(checkUrl);
   if (cached.headers.get('age') === null) throw new Error('the second check was not served from the cache');
   if (show) {
-    for (const url of [bareUrl, checkUrl]) {
+    for (const url of [bareUrl, sameWireUrl, checkUrl]) {
       const r = await fetch(url);
       const lines = [url, `HTTP ${r.status}`];
       r.headers.forEach((value, name) => {
@@ -127,20 +141,23 @@ async function main() {
   }
   await load(checkUrl, 2);
   await load(bareUrl, 2);
+  await load(sameWireUrl, 2);
   await load(`http://127.0.0.1:${port(app)}/healthz`, 2);
   const rpcCallsBefore = rpc.totalCalls;
 
   const healthUrl = `http://127.0.0.1:${port(app)}/healthz`;
   const targets = [
     ['bare', bareUrl],
+    ['wire', sameWireUrl],
     ['healthz', healthUrl],
     ['check', checkUrl],
   ] as const;
-  const results: Record<(typeof targets)[number][0], number[]> = { bare: [], healthz: [], check: [] };
+  type Target = (typeof targets)[number][0];
+  const results: Record<Target, number[]> = { bare: [], wire: [], healthz: [], check: [] };
   const ratios: number[] = [];
   // The servers' CPU per answered request (both run in this process; autocannon is a child): less
   // disturbed than req/s when the load generator and the server share two cores.
-  const cpuPerRequest: Record<(typeof targets)[number][0], number[]> = { bare: [], healthz: [], check: [] };
+  const cpuPerRequest: Record<Target, number[]> = { bare: [], wire: [], healthz: [], check: [] };
   for (let i = 0; i < rounds; i++) {
     // Each round starts with another target, so no target always runs right after the same one.
     for (const [name, url] of [
@@ -169,16 +186,17 @@ async function main() {
     `\n${connections} connections, ${duration} s x ${rounds} rounds, balance cache: ${ctx.redis ? 'Redis' : 'memory'}`,
   );
   console.log(`bare Fastify JSON reply   : ${median(results.bare).toFixed(0)} req/s (median)`);
+  console.log(`bare, the check's headers : ${median(results.wire).toFixed(0)} req/s (median)`);
   console.log(`app /healthz (floor)      : ${median(results.healthz).toFixed(0)} req/s (median)`);
   console.log(`cached token-gate check   : ${median(results.check).toFixed(0)} req/s (median)`);
   console.log(`check / bare, per round   : ${ratios.map(pct).join(', ')}`);
   console.log(`check / bare (median)     : ${pct(median(ratios))}`);
+  const per = (a: Target, b: Target) => pct(median(results[a].map((x, i) => x / results[b][i])));
+  console.log(`check / bare with its headers (median): ${per('check', 'wire')}`);
+  console.log(`check / app floor (median): ${per('check', 'healthz')}`);
+  const cpu = (name: Target) => median(cpuPerRequest[name]).toFixed(1);
   console.log(
-    `check / app floor (median): ${pct(median(results.check.map((c, i) => c / results.healthz[i])))}`,
-  );
-  const cpu = (name: keyof typeof cpuPerRequest) => median(cpuPerRequest[name]).toFixed(1);
-  console.log(
-    `server CPU per request (median): bare ${cpu('bare')} µs, /healthz ${cpu('healthz')} µs, check ${cpu('check')} µs`,
+    `server CPU per request (median): bare ${cpu('bare')} µs, bare with the check's headers ${cpu('wire')} µs, /healthz ${cpu('healthz')} µs, check ${cpu('check')} µs`,
   );
   console.log(
     `bare CPU / check CPU      : ${pct(median(cpuPerRequest.bare.map((b, i) => b / cpuPerRequest.check[i])))} (median per round; the throughput the check would reach if CPU-bound)`,
@@ -186,6 +204,7 @@ async function main() {
   console.log(`RPC calls during the measurement: ${rpc.totalCalls - rpcCallsBefore}`);
 
   await bare.close();
+  await sameWire.close();
   await app.close();
   await rpc.stop();
   rmSync(dataDir, { recursive: true, force: true });
