@@ -16,7 +16,10 @@ export interface BalanceEntry {
   fetchedAt: number;
 }
 
-/** Where balances are cached, per (mint, wallet): Redis when configured (shared by instances), else this process. */
+/**
+ * Where balances are cached, per (mint, wallet): Redis when configured (shared by instances), else
+ * this process.
+ */
 export interface BalanceCache {
   /** Synchronous where the store allows (memory), so that a cached check awaits nothing. */
   get(mint: string, wallet: string): BalanceEntry | undefined | Promise<BalanceEntry | undefined>;
