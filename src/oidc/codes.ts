@@ -50,9 +50,23 @@ export async function issueAuthorizationCode(ctx: AppContext, input: IssueCodeIn
   return code;
 }
 
+/** A code by its value, consumed or not (the request is checked against it before consuming). */
+export async function findAuthorizationCode(
+  db: Executor,
+  code: string,
+): Promise<AuthorizationCodeRow | null> {
+  const row = await db
+    .selectFrom('authorization_codes')
+    .selectAll()
+    .where('code_hash', '=', sha256(code))
+    .executeTakeFirst();
+  return row ?? null;
+}
+
 /**
- * Consumes a code atomically: the first caller gets the row, every later one gets null. Expiry,
- * client, redirect URI and PKCE are checked by the caller after this, on the consumed row.
+ * Consumes a code atomically: the first caller gets the row, every later one gets null. The caller
+ * checks the request (client, redirect URI, expiry) on `findAuthorizationCode`'s row first, so a
+ * malformed request never burns a valid code; PKCE is checked after, on the consumed row.
  */
 export async function consumeAuthorizationCode(
   db: Executor,
@@ -64,18 +78,8 @@ export async function consumeAuthorizationCode(
     .set({ consumed_at: now })
     .where('code_hash', '=', sha256(code))
     .where('consumed_at', 'is', null)
+    .where('expires_at', '>', now)
     .returningAll()
-    .executeTakeFirst();
-  return row ?? null;
-}
-
-/** A code that was already consumed (for reuse detection), or null when it never existed. */
-export async function findConsumedCode(db: Executor, code: string): Promise<AuthorizationCodeRow | null> {
-  const row = await db
-    .selectFrom('authorization_codes')
-    .selectAll()
-    .where('code_hash', '=', sha256(code))
-    .where('consumed_at', 'is not', null)
     .executeTakeFirst();
   return row ?? null;
 }

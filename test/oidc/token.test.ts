@@ -222,6 +222,18 @@ describe('authorization_code grant', () => {
     assert.equal(json(res).error, 'invalid_grant');
   });
 
+  test('a request for another client or redirect URI does not burn the code (checked before consuming)', async () => {
+    const c1 = await code(rp);
+    const other = await createApp(t, brand);
+    assert.equal(json(await exchange(other, c1, { redirect_uri: rp.redirectUri })).error, 'invalid_grant');
+    assert.equal(
+      json(await exchange(rp, c1, { redirect_uri: 'https://rp.example/other' })).error,
+      'invalid_grant',
+    );
+    const ok = await exchange(rp, c1);
+    assert.equal(ok.statusCode, 200, ok.body);
+  });
+
   test('PKCE: the right verifier passes; none, a wrong one, or a downgrade fail with invalid_grant', async () => {
     const { verifier, challenge } = pkcePair();
     const ok = await exchange(pub, await code(pub, { challenge }), { code_verifier: verifier });
@@ -305,6 +317,17 @@ describe('refresh_token grant', () => {
     const wide = await refresh(narrow.refresh_token, { scope: 'openid offline_access orders:write' });
     assert.equal(wide.statusCode, 400);
     assert.equal(json(wide).error, 'invalid_scope');
+  });
+
+  test('a refresh with a bad scope does not burn the token: the retry with a good scope succeeds', async () => {
+    const first = await refreshable();
+    const wide = await refresh(first.refresh_token, { scope: 'openid offline_access orders:write' });
+    assert.equal(json(wide).error, 'invalid_scope');
+    const malformed = await refresh(first.refresh_token, { scope: 'openid "bad' });
+    assert.equal(json(malformed).error, 'invalid_scope');
+    const retry = await refresh(first.refresh_token, { scope: 'openid offline_access' });
+    assert.equal(retry.statusCode, 200, retry.body);
+    assert.equal(await userinfoStatus(json(retry).access_token), 200);
   });
 
   test('reuse of a consumed refresh token is invalid_grant and revokes the whole family', async () => {

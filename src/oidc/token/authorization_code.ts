@@ -1,6 +1,6 @@
 import { OAuthError } from '../../http/errors.js';
 import { safeEqual, sha256b64url } from '../../lib/hash.js';
-import { consumeAuthorizationCode, findConsumedCode } from '../codes.js';
+import { consumeAuthorizationCode, findAuthorizationCode } from '../codes.js';
 import { revokeFamily } from '../revocation.js';
 import { issueTokens } from '../tokens.js';
 import { type Grant, invalidGrant, required } from './grant.js';
@@ -17,20 +17,28 @@ export const authorizationCodeGrant: Grant = {
     if (verifier !== undefined && !VERIFIER.test(verifier))
       throw new OAuthError('invalid_request', 'code_verifier must be 43-128 unreserved characters');
 
-    // Consume before any other check: of two concurrent redemptions exactly one gets the row.
-    const row = await consumeAuthorizationCode(ctx.db, ctx.clock.now(), code);
-    if (!row) {
-      const used = await findConsumedCode(ctx.db, code);
+    // The request is checked completely before the code is consumed: a request naming another
+    // client or redirect URI never burns a valid code (DESIGN.md §5).
+    const found = await findAuthorizationCode(ctx.db, code);
+    if (!found) throw invalidGrant('the authorization code is invalid, expired or already used');
+    if (found.client_id !== client.clientId)
+      throw invalidGrant('the authorization code was issued to another client');
+    if (found.consumed_at) {
       // A second redemption means the code leaked: revoke what the first one issued (RFC 6749 §4.1.2).
-      if (used && used.client_id === client.clientId) await revokeFamily(ctx.db, ctx.clock, used.family_id);
+      await revokeFamily(ctx.db, ctx.clock, found.family_id);
       throw invalidGrant('the authorization code is invalid, expired or already used');
     }
-    if (row.client_id !== client.clientId)
-      throw invalidGrant('the authorization code was issued to another client');
-    if (row.expires_at.getTime() <= ctx.clock.nowMs())
+    if (found.expires_at.getTime() <= ctx.clock.nowMs())
       throw invalidGrant('the authorization code has expired');
-    if (row.redirect_uri !== redirectUri)
+    if (found.redirect_uri !== redirectUri)
       throw invalidGrant('redirect_uri differs from the one of the authorization request');
+
+    // Then consumed atomically, before PKCE: of two concurrent redemptions exactly one gets the row.
+    const row = await consumeAuthorizationCode(ctx.db, ctx.clock.now(), code);
+    if (!row) {
+      await revokeFamily(ctx.db, ctx.clock, found.family_id);
+      throw invalidGrant('the authorization code is invalid, expired or already used');
+    }
     if (row.code_challenge) {
       if (!verifier || !safeEqual(sha256b64url(verifier), row.code_challenge))
         throw invalidGrant('PKCE verification failed');

@@ -12,40 +12,45 @@ export const refreshTokenGrant: Grant = {
     const now = ctx.clock.now();
     const hash = sha256(token);
 
-    // Consume before any other check: single use, and of two concurrent refreshes one wins.
-    const row = await ctx.db
-      .updateTable('refresh_tokens')
-      .set({ consumed_at: now })
+    // The request is checked completely (client, expiry, scope) before the token is consumed, so a
+    // bad request never burns it and the client's corrected retry is not taken for reuse.
+    const found = await ctx.db
+      .selectFrom('refresh_tokens')
+      .selectAll()
       .where('token_hash', '=', hash)
-      .where('consumed_at', 'is', null)
-      .where('revoked_at', 'is', null)
-      .returningAll()
       .executeTakeFirst();
-    if (!row) {
-      const seen = await ctx.db
-        .selectFrom('refresh_tokens')
-        .select(['family_id', 'client_id', 'revoked_at'])
-        .where('token_hash', '=', hash)
-        .executeTakeFirst();
-      // A consumed token presented again: someone holds a copy. Revoke the family (RFC 9700 §4.14.2).
-      if (seen && !seen.revoked_at && seen.client_id === client.clientId)
-        await revokeFamily(ctx.db, ctx.clock, seen.family_id);
+    if (!found || found.revoked_at)
       throw invalidGrant('the refresh token is invalid, expired, revoked or already used');
-    }
-    if (row.client_id !== client.clientId) {
-      // Another client holds this client's token: treat the family as compromised.
-      await revokeFamily(ctx.db, ctx.clock, row.family_id);
+    if (found.client_id !== client.clientId) {
+      // Another client holds this client's live token: treat the family as compromised.
+      if (!found.consumed_at) await revokeFamily(ctx.db, ctx.clock, found.family_id);
       throw invalidGrant('the refresh token was issued to another client');
     }
-    if (row.expires_at.getTime() <= now.getTime()) throw invalidGrant('the refresh token has expired');
-
-    let scopes = row.scopes;
+    // A consumed token presented again: someone holds a copy. Revoke the family (RFC 9700 §4.14.2).
+    const reuse = async () => {
+      await revokeFamily(ctx.db, ctx.clock, found.family_id);
+      return invalidGrant('the refresh token is invalid, expired, revoked or already used');
+    };
+    if (found.consumed_at) throw await reuse();
+    if (found.expires_at.getTime() <= now.getTime()) throw invalidGrant('the refresh token has expired');
+    let scopes = found.scopes;
     if (requested && requested.length > 0) {
-      const extra = requested.filter((s) => !row.scopes.includes(s));
+      const extra = requested.filter((s) => !found.scopes.includes(s));
       if (extra.length > 0)
         throw new OAuthError('invalid_scope', `scope exceeds the original grant: ${extra.join(' ')}`);
       scopes = requested;
     }
+
+    // Consumed atomically: of two concurrent refreshes one wins, the other counts as reuse.
+    const row = await ctx.db
+      .updateTable('refresh_tokens')
+      .set({ consumed_at: now })
+      .where('id', '=', found.id)
+      .where('consumed_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw await reuse();
     return issueTokens(ctx, {
       client,
       grant: 'refresh_token',
