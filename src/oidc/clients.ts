@@ -7,6 +7,8 @@ export interface Client {
   appId: string;
   clientId: string;
   orgId: string;
+  /** The org's slug: access tokens carry it as `org` (DESIGN.md §3 "Brand audiences"). */
+  orgSlug: string;
   brandId: string;
   brandSlug: string;
   brandName: string;
@@ -65,6 +67,7 @@ async function fetchClient(ctx: AppContext, clientId: string): Promise<Client | 
       'apps.id as appId',
       'apps.client_id as clientId',
       'apps.org_id as orgId',
+      'orgs.slug as orgSlug',
       'apps.brand_id as brandId',
       'brands.slug as brandSlug',
       'brands.name as brandName',

@@ -155,6 +155,9 @@ function signAccessToken(
     iss: ctx.config.issuer,
     sub,
     aud: client.brandSlug,
+    // Brand slugs are unique across the service; `org` and `client_id` let a resource server also
+    // pin the org and the apps it accepts (DESIGN.md §3 "Brand audiences").
+    org: client.orgSlug,
     client_id: client.clientId,
     scope: scopes.join(' '),
     jti,

@@ -140,16 +140,24 @@ describe('brands', () => {
       );
     });
 
-    it('refuses a slug already used in the org with 409, but another org may use it', async () => {
+    it('refuses a slug already used in the org with 409, and in any other org too (the slug is the token audience)', async () => {
       const b = await createBrand(t, w.owner, w.org);
       expect409(await call(t, w.owner, 'POST', `${orgUrl(w.org)}/brands`, { slug: b.slug, name: 'Again' }));
-      await createBrand(t, w.otherOwner, w.otherOrg, { slug: b.slug });
+      const other = await call(t, w.otherOwner, 'POST', `${orgUrl(w.otherOrg)}/brands`, {
+        slug: b.slug,
+        name: 'Impostor',
+      });
+      expect409(other);
+      assert.equal(other.body.error.details.constraint, 'brands_slug_key');
     });
 
-    it('keeps a deleted brand slug taken in its org', async () => {
+    it('keeps a deleted brand slug taken, in its org and in every other', async () => {
       const b = await createBrand(t, w.owner, w.org);
       assert.equal((await call(t, w.owner, 'DELETE', brandUrl(w.org, b.slug))).status, 204);
       expect409(await call(t, w.owner, 'POST', `${orgUrl(w.org)}/brands`, { slug: b.slug, name: 'Again' }));
+      expect409(
+        await call(t, w.otherOwner, 'POST', `${orgUrl(w.otherOrg)}/brands`, { slug: b.slug, name: 'Again' }),
+      );
     });
 
     it('reserves the slug "console" for the system org', async () => {

@@ -133,6 +133,28 @@ describe('authorization_code grant', () => {
     assert.equal(id.exp, t.clock.nowSec() + 3600);
   });
 
+  test('access tokens name the org (slug) and client_id, for user grants and client credentials (audiences cannot collide across orgs)', async () => {
+    const { slug: orgSlug } = await t.ctx.db
+      .selectFrom('orgs')
+      .select('slug')
+      .where('id', '=', brand.orgId)
+      .executeTakeFirstOrThrow();
+    const user = decodeJwt(json(await exchange(rp, await code(rp))).access_token);
+    assert.equal(user.org, orgSlug);
+    assert.equal(user.client_id, rp.clientId);
+    assert.equal(user.aud, brand.slug);
+    const cc = await token({
+      grant_type: 'client_credentials',
+      scope: 'orders:read',
+      client_id: rp.clientId,
+      client_secret: rp.clientSecret,
+    });
+    assert.equal(cc.statusCode, 200, cc.body);
+    const ccClaims = decodeJwt(json(cc).access_token);
+    assert.equal(ccClaims.org, orgSlug);
+    assert.equal(ccClaims.client_id, rp.clientId);
+  });
+
   test('without openid there is no ID token; without offline_access no refresh token; profile claims follow scope', async () => {
     const res = await exchange(rp, await code(rp, { scopes: ['orders:read'] }));
     assert.equal(res.statusCode, 200, res.body);
