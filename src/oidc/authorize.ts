@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import { PROVIDER_TYPES, WALLET_PROVIDER } from '../providers/types.js';
 import { type Client, loadClient } from './clients.js';
 import { findConsentGrant, grantCovers } from './consent.js';
-import { newBinding } from './interactions/binding.js';
+import { newFlowBinding } from './flow-state.js';
 import { brandScopeDescriptions } from './interactions/interactions.queries.js';
 import {
   KNOWN_STANDARD_SCOPES,
@@ -25,7 +25,7 @@ export type AuthorizeOutcome =
   | {
       kind: 'redirect';
       location: string;
-      /** Set on the browser with the redirect to the sign-in page (see binding.ts). */
+      /** Set on the browser with the redirect to the sign-in page (see flow-state.ts). */
       binding?: { interactionId: string; value: string };
     };
 
@@ -185,7 +185,7 @@ export async function authorize(ctx: AppContext, req: FastifyRequest): Promise<A
     };
 
     // The interaction is bound to this browser: only it may complete a provider sign-in.
-    const binding = newBinding();
+    const binding = newFlowBinding();
     const toSignin = (id: string): AuthorizeOutcome => ({
       kind: 'redirect',
       location: `${ctx.config.baseUrl}/signin/${id}`,

@@ -1,3 +1,4 @@
+import { defaults } from '../config/defaults.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError, notFound, unauthorized } from '../http/errors.js';
@@ -5,7 +6,7 @@ import { safeEqual } from '../lib/hash.js';
 import { recordActivity } from '../modules/users/activity.js';
 import { loadClient } from './clients.js';
 import { approveDevice, denyDevice, findPendingDevice } from './device-store.js';
-import { newBinding, setBindingCookie } from './interactions/binding.js';
+import { newFlowBinding, setFlowCookie } from './flow-state.js';
 import { findBrand } from './interactions/interactions.queries.js';
 import { createInteraction, describeScopes } from './interactions/interactions.service.js';
 import { esc, safeUrl, sendPage } from './pages/html.js';
@@ -68,7 +69,7 @@ export async function devicePage(
   const session = await findSession(ctx, req, client.brandId);
   if (!session) {
     // Bound to this browser like /oauth2/authorize's: only it may complete a provider sign-in.
-    const binding = newBinding();
+    const binding = newFlowBinding();
     const id = await createInteraction(ctx, {
       kind: 'device',
       client,
@@ -76,7 +77,7 @@ export async function devicePage(
       returnTo: `/device?user_code=${encodeURIComponent(userCode)}`,
       bindingHash: binding.hash,
     });
-    setBindingCookie(ctx, reply, id, binding.value);
+    setFlowCookie(ctx, reply, 'interaction', id, binding.value, defaults.interactionTtl);
     return reply.header('cache-control', 'no-store').redirect(`${ctx.config.baseUrl}/signin/${id}`, 302);
   }
   const brand = await findBrand(ctx.db, client.brandId);

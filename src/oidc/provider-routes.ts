@@ -24,13 +24,34 @@ import { sendLinkResultPage, sendTelegramWidgetPage } from '../providers/pages.j
 import type { ExternalIdentity, ProviderTokens } from '../providers/provider.js';
 import { completeProviderSignIn, recordFailedSignIn, requestMeta } from '../providers/signin.js';
 import {
+  answerPendingLink,
   consumeProviderState,
   deleteExpiredProviderStates,
+  findPendingLink,
+  findProviderState,
+  holdPendingLink,
   type ProviderStateRow,
 } from '../providers/states.js';
+import {
+  type PendingLink,
+  accountLabel,
+  openPendingLink,
+  providerAccountLabel,
+  sealPendingLink,
+} from '../providers/pending-link.js';
+import { sendLinkConfirmPage } from '../providers/link-confirm-page.js';
+import { newId } from '../lib/ids.js';
 import { TELEGRAM_FIELDS } from '../providers/telegram.js';
 import { PROVIDER_TYPES, type ProviderType } from '../providers/types.js';
-import { browserMatches, clearBindingCookie } from './interactions/binding.js';
+import {
+  endFlow,
+  flowBrowserMatches,
+  flowCsrfToken,
+  flowFormMatches,
+  newFlowBinding,
+  setFlowCookie,
+} from './flow-state.js';
+import { isForm, sameOriginGuard } from './interactions/guards.js';
 import { type LoadedInteraction, loadInteraction } from './interactions/interactions.service.js';
 import { sendErrorPage, sendExpiredSigninPage } from './pages/html.js';
 
@@ -65,6 +86,13 @@ const TELEGRAM_COOKIE_PATH = '/oauth/telegram/';
 
 const OTHER_BROWSER =
   'This sign-in was started in another browser. Go back to the app and start again in this one.';
+
+const OTHER_BROWSER_LINK =
+  'This link was started in another browser or by another account. Start it again from your own account in this browser.';
+
+const STALE_LINK = 'This link request has expired or was already answered. Start again from your account.';
+
+const LINK_REFUSED = 'This account link cannot be completed';
 
 const STALE_STATE =
   'This sign-in attempt has expired or was already used. Go back to the app and start again.';
@@ -164,18 +192,48 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       reply.clearCookie(TELEGRAM_COOKIE, { path: TELEGRAM_COOKIE_PATH });
     } else raw = fields.get('state') ?? undefined;
     if (!raw || raw.length > 200) return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
-    // Redeemed before anything else is looked at: a replay finds nothing.
-    const state = await consumeProviderState(ctx.db, {
+    const found = await findProviderState(ctx.db, {
       stateHash: sha256(raw),
       provider: type,
       oauthCallbackId,
       now: ctx.clock.now(),
     });
-    if (!state) return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
+    if (!found) return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
     reply.header('cache-control', 'no-store');
-    return state.purpose === 'link'
-      ? linkCallback(req, reply, state, fields, oauthCallbackId)
-      : signinCallback(req, reply, state, fields, oauthCallbackId, status);
+    // The return is checked completely — the browser that started the flow, the live interaction —
+    // before the state is redeemed: a return delivered to another browser burns nothing.
+    let loaded: LoadedInteraction | undefined;
+    if (found.purpose === 'link') {
+      if (!flowBrowserMatches(req, 'link', found.id, found.binding_hash)) {
+        req.log.info(
+          { provider: found.provider },
+          'provider link return from a browser that did not start it',
+        );
+        return sendErrorPage(reply, 400, 'invalid_request', OTHER_BROWSER_LINK, LINK_REFUSED);
+      }
+    } else {
+      try {
+        loaded = await loadInteraction(ctx, found.interaction_id!);
+      } catch {
+        return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
+      }
+      if (loaded.client.brandId !== found.brand_id)
+        return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
+      // Login CSRF: only the browser that started the interaction may complete it. Nothing recorded.
+      if (!flowBrowserMatches(req, 'interaction', loaded.row.id, loaded.row.binding_hash)) {
+        req.log.info(
+          { provider: found.provider },
+          'provider return from a browser not bound to the interaction',
+        );
+        return sendErrorPage(reply, 400, 'invalid_request', OTHER_BROWSER);
+      }
+    }
+    // Redeemed once: of a replay or a second tab, only one gets past here.
+    const state = await consumeProviderState(ctx.db, { id: found.id, now: ctx.clock.now() });
+    if (!state) return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
+    return loaded
+      ? signinCallback(req, reply, state, loaded, fields, oauthCallbackId, status)
+      : linkCallback(req, reply, state, fields, oauthCallbackId);
   };
 
   async function identityOf(
@@ -194,26 +252,11 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     req: FastifyRequest,
     reply: FastifyReply,
     state: ProviderStateRow,
+    loaded: LoadedInteraction,
     fields: URLSearchParams,
     oauthCallbackId: string,
     status: 302 | 303,
   ) {
-    let loaded: LoadedInteraction;
-    try {
-      loaded = await loadInteraction(ctx, state.interaction_id!);
-    } catch {
-      return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
-    }
-    if (loaded.client.brandId !== state.brand_id)
-      return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
-    // Login CSRF: only the browser that started the interaction may complete it. Nothing recorded.
-    if (!browserMatches(req, loaded.row)) {
-      req.log.info(
-        { provider: state.provider },
-        'provider return from a browser not bound to the interaction',
-      );
-      return sendErrorPage(reply, 400, 'invalid_request', OTHER_BROWSER);
-    }
     const fail = async (reason: ProviderFailure, claimedExternalId?: string) => {
       await recordFailedSignIn(ctx, req, {
         provider: state.provider,
@@ -231,7 +274,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       });
       // Done with the browser binding unless the consent step still follows.
       if (!location.startsWith(`${ctx.config.baseUrl}/signin/`))
-        clearBindingCookie(ctx, reply, loaded.row.id);
+        endFlow(ctx, reply, 'interaction', loaded.row.id);
       return reply.redirect(location, status);
     } catch (err) {
       if (err instanceof ProviderFlowError) {
@@ -250,6 +293,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   }
 
+  /** A link's provider return: the identity waits, sealed, for the browser's confirmation. */
   async function linkCallback(
     req: FastifyRequest,
     reply: FastifyReply,
@@ -258,45 +302,115 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     oauthCallbackId: string,
   ) {
     const label = PROVIDER_LABELS[state.provider as ProviderType];
+    let pending: PendingLink;
     try {
-      const { identity, tokens } = await identityOf(state, fields, oauthCallbackId);
-      await linkIdentity(ctx, {
-        userId: state.user_id!,
-        provider: state.provider,
-        brandId: state.brand_id,
-        identity,
-        tokens,
-        meta: requestMeta(req),
-      });
+      pending = await identityOf(state, fields, oauthCallbackId);
+    } catch (err) {
+      return linkFailed(req, reply, state, err);
+    }
+    const account = await accountLabel(ctx, state.user_id!);
+    if (!account) return linkFailed(req, reply, state, new ApiError(404, 'not_found', 'user not found'));
+    await holdPendingLink(ctx.db, state.id, sealPendingLink(ctx, state.id, pending));
+    return sendLinkConfirmPage(reply, {
+      linkId: state.id,
+      providerLabel: label,
+      providerAccount: providerAccountLabel(pending.identity),
+      account,
+      csrfToken: flowCsrfToken(req, 'link', state.id)!,
+    });
+  }
+
+  async function linkFailed(req: FastifyRequest, reply: FastifyReply, state: ProviderStateRow, err: unknown) {
+    const label = PROVIDER_LABELS[state.provider as ProviderType];
+    endFlow(ctx, reply, 'link', state.id);
+    let status = 400;
+    let message: string = PROVIDER_ERROR_MESSAGES.unexpected;
+    if (err instanceof ProviderFlowError) {
+      message = err.message;
+      await recordFailedSignIn(ctx, req, { provider: state.provider, userId: state.user_id }).catch(
+        () => undefined,
+      );
+    } else if (err instanceof ApiError && (err.status === 409 || err.status === 404)) {
+      status = err.status;
+      message =
+        err.status === 409
+          ? `That ${label} account is linked to another user.`
+          : 'Your account was not found.';
+    } else {
+      req.log.error(
+        { provider: state.provider, err: { message: (err as Error)?.message } },
+        'provider link error',
+      );
+    }
+    return sendLinkResultPage(reply, { status, title: `${label} account not linked`, message });
+  }
+
+  // The confirmation page's form: the browser that started the link (flow cookie), with the page's
+  // CSRF token, from our own origin. Checked completely before the pending link is answered.
+  app.post(
+    '/oauth/link/:linkId/confirm',
+    {
+      onRequest: sameOriginGuard(ctx),
+      preValidation: async (req) => {
+        if (!isForm(req))
+          throw new ApiError(415, 'unsupported_media_type', "send the confirmation page's form");
+      },
+      schema: {
+        params: Type.Object({ linkId: Type.String({ pattern: '^pst_[A-Za-z0-9]{1,64}$' }) }),
+        body: Type.Object(
+          {
+            csrf_token: Type.String({ minLength: 1, maxLength: 128 }),
+            decision: Type.Union([Type.Literal('confirm'), Type.Literal('cancel')]),
+          },
+          { additionalProperties: false },
+        ),
+        response: { ...Page, 403: Type.String(), 409: Type.String(), 415: ErrorEnvelope },
+      },
+    },
+    async (req, reply) => {
+      const { linkId } = req.params;
+      const now = ctx.clock.now();
+      const state = await findPendingLink(ctx.db, linkId, now);
+      if (!state) return sendErrorPage(reply, 404, 'not_found', STALE_LINK, LINK_REFUSED);
+      if (!flowFormMatches(req, 'link', state.id, state.binding_hash, req.body.csrf_token)) {
+        req.log.info(
+          { provider: state.provider },
+          'link confirmation without the starting browser or its form',
+        );
+        return sendErrorPage(reply, 403, 'forbidden', OTHER_BROWSER_LINK, LINK_REFUSED);
+      }
+      if (!(await answerPendingLink(ctx.db, state.id, now)))
+        return sendErrorPage(reply, 404, 'not_found', STALE_LINK, LINK_REFUSED);
+      endFlow(ctx, reply, 'link', state.id);
+      const label = PROVIDER_LABELS[state.provider as ProviderType];
+      if (req.body.decision === 'cancel') {
+        return sendLinkResultPage(reply, {
+          status: 200,
+          title: `${label} account not linked`,
+          message: `Nothing was linked. You can close this window.`,
+        });
+      }
+      const { identity, tokens } = openPendingLink(ctx, state);
+      try {
+        await linkIdentity(ctx, {
+          userId: state.user_id!,
+          provider: state.provider,
+          brandId: state.brand_id,
+          identity,
+          tokens,
+          meta: requestMeta(req),
+        });
+      } catch (err) {
+        return linkFailed(req, reply, state, err);
+      }
       return sendLinkResultPage(reply, {
         status: 200,
         title: `${label} account linked`,
         message: `Your ${label} account is now linked. You can close this window.`,
         offeredWallets: identity.offeredWallets,
       });
-    } catch (err) {
-      let status = 400;
-      let message: string = PROVIDER_ERROR_MESSAGES.unexpected;
-      if (err instanceof ProviderFlowError) {
-        message = err.message;
-        await recordFailedSignIn(ctx, req, { provider: state.provider, userId: state.user_id }).catch(
-          () => undefined,
-        );
-      } else if (err instanceof ApiError && (err.status === 409 || err.status === 404)) {
-        status = err.status;
-        message =
-          err.status === 409
-            ? `That ${label} account is linked to another user.`
-            : 'Your account was not found.';
-      } else {
-        req.log.error(
-          { provider: state.provider, err: { message: (err as Error)?.message } },
-          'provider link error',
-        );
-      }
-      return sendLinkResultPage(reply, { status, title: `${label} account not linked`, message });
-    }
-  }
+    },
+  );
 
   const callbackSchema = {
     params: CallbackParams,
@@ -328,7 +442,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const row = await ctx.db
         .selectFrom('provider_states')
         .innerJoin('brands', 'brands.id', 'provider_states.brand_id')
-        .select(['provider_states.brand_id'])
+        .select(['provider_states.id', 'provider_states.brand_id', 'provider_states.binding_hash'])
         .where('provider_states.state_hash', '=', sha256(req.query.binding))
         .where('provider_states.provider', '=', 'telegram')
         .where('provider_states.purpose', '=', 'link')
@@ -337,6 +451,9 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
         .where('brands.oauth_callback_id', '=', req.params.oauthCallbackId)
         .executeTakeFirst();
       if (!row) return sendErrorPage(reply, 404, 'not_found', STALE_STATE);
+      // Only the browser that asked for the link gets the widget (and with it the Telegram cookie).
+      if (!flowBrowserMatches(req, 'link', row.id, row.binding_hash))
+        return sendErrorPage(reply, 400, 'invalid_request', OTHER_BROWSER_LINK, LINK_REFUSED);
       const creds = await resolveConnectionCredentials(ctx, row.brand_id, 'telegram');
       if (!creds) return sendErrorPage(reply, 404, 'not_found', 'Telegram sign-in is not enabled.');
       setTelegramCookie(ctx, reply, req.query.binding);
@@ -374,18 +491,25 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const type = req.params.type as ProviderType;
       const brand = await brandOfInteraction(ctx, CONSOLE_BRAND_ID);
       if (!brand) throw new ApiError(404, 'not_found', 'the console brand is not set up');
+      // Bound to the browser that asks (the console, same-origin) and the user whose token it sends:
+      // the URL alone completes nothing in another browser.
+      const id = newId('pst_');
+      const binding = newFlowBinding();
       const input = {
+        id,
         type,
         brand,
         purpose: 'link' as const,
         userId: principalOf(req).userId,
         expiresAt: new Date(ctx.clock.nowMs() + defaults.providerLinkStateTtl * 1000),
+        bindingHash: binding.hash,
       };
       let authorizationUrl: string;
       if (type === 'telegram') {
         const t = await startTelegram(ctx, input);
         authorizationUrl = `${ctx.config.baseUrl}/oauth/telegram/${encodeURIComponent(brand.oauthCallbackId)}/widget?binding=${encodeURIComponent(t.binding)}`;
       } else authorizationUrl = await startOAuth(ctx, input);
+      setFlowCookie(ctx, reply, 'link', id, binding.value, defaults.providerLinkStateTtl);
       return reply.header('cache-control', 'no-store').send({ authorizationUrl });
     },
   );

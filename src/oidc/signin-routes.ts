@@ -7,7 +7,7 @@ import { providerErrorMessage } from '../providers/flow.js';
 import { authorize } from './authorize.js';
 import { deviceDecision, devicePage } from './device-pages.js';
 import { isForm, requireJson, sameOriginGuard, wantsJson } from './interactions/guards.js';
-import { setBindingCookie } from './interactions/binding.js';
+import { setFlowCookie } from './flow-state.js';
 import {
   decideConsent,
   loadInteraction,
@@ -73,7 +73,14 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
       reply.header('cache-control', 'no-store');
       if (outcome.kind === 'redirect') {
         if (outcome.binding)
-          setBindingCookie(ctx, reply, outcome.binding.interactionId, outcome.binding.value);
+          setFlowCookie(
+            ctx,
+            reply,
+            'interaction',
+            outcome.binding.interactionId,
+            outcome.binding.value,
+            defaults.interactionTtl,
+          );
         return reply.redirect(outcome.location, 302);
       }
       if (wantsJson(req))

@@ -69,6 +69,10 @@ export interface StartInput {
   interactionId?: string;
   userId?: string;
   expiresAt: Date;
+  /** The state row's id, when the caller names it (a link's flow cookie is named after it). */
+  id?: string;
+  /** SHA-256 of the flow-state cookie of the browser that started a link (flow-state.ts). */
+  bindingHash?: string;
 }
 
 /** The brand's credentials for `type`, or 404 when the brand does not offer it. */
@@ -93,7 +97,7 @@ export async function startOAuth(ctx: AppContext, input: StartInput): Promise<st
   if (def.kind !== 'oauth') throw new Error('startOAuth is for OAuth providers');
   const config = (await credentialsFor(ctx, input.brand.id, input.type)) as OAuthProviderConfig;
   const { endpoints } = resolveEndpoints(ctx, input.type, config);
-  const id = newId('pst_');
+  const id = input.id ?? newId('pst_');
   const state = newSecret();
   const nonce = def.oidc ? newSecret() : undefined;
   const verifier = def.pkce ? oauth.generateRandomCodeVerifier() : undefined;
@@ -105,6 +109,7 @@ export async function startOAuth(ctx: AppContext, input: StartInput): Promise<st
     purpose: input.purpose,
     interaction_id: input.interactionId ?? null,
     user_id: input.userId ?? null,
+    binding_hash: input.bindingHash ?? null,
     nonce_enc: nonce ? ctx.encryptor.encrypt(nonce, stateAad(id, 'nonce')) : null,
     code_verifier_enc: verifier ? ctx.encryptor.encrypt(verifier, stateAad(id, 'verifier')) : null,
     created_at: ctx.clock.now(),
@@ -138,13 +143,14 @@ export async function startTelegram(
   const binding = newSecret();
   const cap = new Date(ctx.clock.nowMs() + defaults.telegramBindingTtl * 1000);
   await insertProviderState(ctx.db, {
-    id: newId('pst_'),
+    id: input.id ?? newId('pst_'),
     state_hash: sha256(binding),
     provider: 'telegram',
     brand_id: input.brand.id,
     purpose: input.purpose,
     interaction_id: input.interactionId ?? null,
     user_id: input.userId ?? null,
+    binding_hash: input.bindingHash ?? null,
     nonce_enc: null,
     code_verifier_enc: null,
     created_at: ctx.clock.now(),

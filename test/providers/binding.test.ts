@@ -155,12 +155,12 @@ describe('interaction browser binding', () => {
     assert.ok(own.cookies.some((c) => c.name === `gh_ia_${id}` && c.value === ''));
   });
 
-  it('an interaction without a binding (not started by a browser) needs no cookie', async () => {
+  it('an interaction without a binding is refused: every browser flow is bound from its start (fails closed)', async () => {
     const id = await startInteraction(w, client);
     await w.t.ctx.db.updateTable('interactions').set({ binding_hash: null }).where('id', '=', id).execute();
     const res = await deliver(w, await trip(id, 'google'), {}, false);
-    assert.equal(res.statusCode, 302, res.body);
-    assert.ok(new URL(res.headers.location as string).searchParams.get('code'));
+    assert.equal(res.statusCode, 400, res.body);
+    assert.match(res.body, /started in another browser/);
   });
 });
 

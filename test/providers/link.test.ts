@@ -5,6 +5,7 @@ import { followAuthorize, telegramHash } from '../helpers/mock-providers.js';
 import { collectCookies, cookieHeader, seedClient, type SeededClient } from '../helpers/signin.js';
 import {
   BOT_TOKEN,
+  answerLinkPage,
   deliver,
   pathOf,
   providerSignIn,
@@ -35,8 +36,23 @@ describe('linking and unlinking providers, restoring accounts, and secrets', () 
   });
   after(() => w.close());
 
-  function startLink(type: string, headers: Record<string, string> = auth) {
-    return w.inject({ method: 'POST', url: `/users/me/authentication-providers/${type}/link`, headers });
+  /** The link's browser: the flow cookie the start sets goes with the provider's return. */
+  const jar: Record<string, string> = {};
+  async function startLink(type: string, headers: Record<string, string> = auth) {
+    const res = await w.inject({
+      method: 'POST',
+      url: `/users/me/authentication-providers/${type}/link`,
+      headers,
+    });
+    collectCookies(res, jar);
+    return res;
+  }
+
+  /** The provider's return in the link's browser, then Confirm on the confirmation page. */
+  async function finishLink(url: string) {
+    const page = await deliver(w, await followAuthorize(url), jar);
+    if (page.statusCode !== 200 || !page.body.includes('name="csrf_token"')) return page;
+    return answerLinkPage(w, page, jar);
   }
 
   async function linksOf(id: string) {
@@ -58,7 +74,7 @@ describe('linking and unlinking providers, restoring accounts, and secrets', () 
       'http://gatehouse.test/oauth/discord/console/callback',
     );
     assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
-    const page = await deliver(w, await followAuthorize(url.toString()));
+    const page = await finishLink(url.toString());
     assert.equal(page.statusCode, 200, page.body);
     assert.match(page.body, /Discord account linked/);
     const links = await linksOf(userId);
@@ -94,7 +110,7 @@ describe('linking and unlinking providers, restoring accounts, and secrets', () 
 
   it('links Matrica and offers its wallets without linking them', async () => {
     const res = await startLink('matrica');
-    const page = await deliver(w, await followAuthorize(res.json().authorizationUrl));
+    const page = await finishLink(res.json().authorizationUrl);
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin/);
     const keys = await w.t.ctx.db
@@ -108,9 +124,13 @@ describe('linking and unlinking providers, restoring accounts, and secrets', () 
   it('links Telegram through the widget page', async () => {
     const res = await startLink('telegram');
     assert.equal(res.statusCode, 200);
-    const widget = await w.inject({ method: 'GET', url: pathOf(res.json().authorizationUrl) });
+    const widget = await w.inject({
+      method: 'GET',
+      url: pathOf(res.json().authorizationUrl),
+      headers: { cookie: cookieHeader(jar) },
+    });
     assert.equal(widget.statusCode, 200, widget.body);
-    const jar = collectCookies(widget);
+    collectCookies(widget, jar);
     const f: Record<string, string> = {
       id: '5005',
       username: 'linked-tg',
@@ -123,11 +143,16 @@ describe('linking and unlinking providers, restoring accounts, and secrets', () 
       headers: { cookie: cookieHeader(jar) },
     });
     assert.equal(cb.statusCode, 200, cb.body);
+    assert.equal((await answerLinkPage(w, cb, jar)).statusCode, 200);
     assert.ok(
       (await linksOf(userId)).some((l) => l.provider === 'telegram' && l.external_user_id === '5005'),
     );
     // The widget link is single use.
-    const again = await w.inject({ method: 'GET', url: pathOf(res.json().authorizationUrl) });
+    const again = await w.inject({
+      method: 'GET',
+      url: pathOf(res.json().authorizationUrl),
+      headers: { cookie: cookieHeader(jar) },
+    });
     assert.equal(again.statusCode, 404);
   });
 
@@ -136,7 +161,7 @@ describe('linking and unlinking providers, restoring accounts, and secrets', () 
     const other = await providerSignIn(w, await startInteraction(w, client), 'x');
     assert.equal(other.res.statusCode, 302);
     const res = await startLink('x');
-    const page = await deliver(w, await followAuthorize(res.json().authorizationUrl));
+    const page = await finishLink(res.json().authorizationUrl);
     assert.equal(page.statusCode, 409);
     assert.match(page.body, /linked to another user/);
     assert.ok(!(await linksOf(userId)).some((l) => l.provider === 'x'));
@@ -145,7 +170,7 @@ describe('linking and unlinking providers, restoring accounts, and secrets', () 
   it('a failed link shows why and records sign_in_failed for the user', async () => {
     const res = await startLink('facebook');
     w.mock.realms.get('facebook')!.nextAuthorizeError = 'access_denied';
-    const page = await deliver(w, await followAuthorize(res.json().authorizationUrl));
+    const page = await finishLink(res.json().authorizationUrl);
     assert.equal(page.statusCode, 400);
     assert.match(page.body, /cancelled/);
     const failed = await w.t.ctx.db

@@ -231,3 +231,32 @@ export function signinError(res: LightMyRequestResponse, interactionId: string):
   if (!u.pathname.endsWith(`/signin/${interactionId}`)) return null;
   return u.searchParams.get('error');
 }
+
+/**
+ * Answers a link's confirmation page from the browser holding `jar`: posts the page's own form
+ * (action and CSRF token read from the HTML) with `decision`.
+ */
+export async function answerLinkPage(
+  w: ProviderWorld,
+  page: LightMyRequestResponse,
+  jar: Record<string, string>,
+  decision: 'confirm' | 'cancel' = 'confirm',
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
+  const action = /<form method="post" action="([^"]+)"/.exec(page.body)?.[1];
+  const csrf = /name="csrf_token" value="([^"]+)"/.exec(page.body)?.[1];
+  assert.ok(action && csrf, `expected the link confirmation page, got ${page.statusCode}: ${page.body}`);
+  const res = await w.inject({
+    method: 'POST',
+    url: action,
+    payload: new URLSearchParams({ csrf_token: csrf, decision }).toString(),
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: 'http://gatehouse.test',
+      cookie: cookieHeader(jar),
+      ...headers,
+    },
+  });
+  collectCookies(res, jar);
+  return res;
+}

@@ -18,7 +18,10 @@ import {
 import type { Updateable } from 'kysely';
 
 // Brand slugs are unique across the service (migration 0011): the slug is the token audience.
-registerConstraint('brands_slug_key', 'a brand with this slug exists (brand slugs are unique across the service)');
+registerConstraint(
+  'brands_slug_key',
+  'a brand with this slug exists (brand slugs are unique across the service)',
+);
 
 type BrandOut = Static<typeof Brand>;
 

@@ -67,7 +67,7 @@ export async function createInteraction(
     returnTo?: string;
     /** An existing session of the client's brand (the consent step comes next). */
     session?: { id: string; userId: string; authTime: number };
-    /** SHA-256 of the browser-binding cookie (see binding.ts). */
+    /** SHA-256 of the browser-binding cookie (see flow-state.ts). */
     bindingHash?: string;
   },
 ): Promise<string> {
