@@ -83,12 +83,13 @@ function secretMatches(client: Client, secret: string): boolean {
  * send its secret; a public client sends none. With `idOnly` (device authorization and polling) a
  * client id is enough, but a secret that is sent must be the right one. An unknown client, a
  * disabled app or a wrong secret: 401 `invalid_client` (with `WWW-Authenticate: Basic` after Basic).
+ * With `confidentialOnly` (introspection) a public client is refused the same way.
  */
 export async function authenticateClient(
   ctx: AppContext,
   req: FastifyRequest,
   body: ClientAuthFields,
-  opts: { idOnly?: boolean } = {},
+  opts: { idOnly?: boolean; confidentialOnly?: boolean } = {},
 ): Promise<Client> {
   const creds = presented(req, body);
   const client = await loadClient(ctx, creds.clientId);
@@ -102,6 +103,12 @@ export async function authenticateClient(
     }
   } else if (hasSecret) {
     throw invalidClient(creds.basic, 'a public client has no secret');
+  } else if (opts.confidentialOnly) {
+    // Introspection (RFC 7662 §2.1): anyone can claim a public client's id, so it proves nothing.
+    throw invalidClient(
+      creds.basic,
+      'only a confidential client authenticated with its secret may call this',
+    );
   }
   return client;
 }

@@ -2,6 +2,7 @@ import type { AppContext } from '../context.js';
 import { API_KEY_PREFIX } from '../http/auth.js';
 import { sha256 } from '../lib/hash.js';
 import { type Client, loadClient } from './clients.js';
+import { findConsentGrant } from './consent.js';
 import { looksLikeJwt, verifyAccessToken } from './tokens.js';
 
 /** RFC 7662 response. Inactive is exactly `{ active: false }`. */
@@ -19,9 +20,10 @@ export interface IntrospectionResponse {
 
 /**
  * Answers for a token the issuer does not mint itself (user API keys): an active introspection
- * object, or null when the token is not one of its kind or not active.
+ * object, or null when the token is not one of its kind or not active. `ip` is the introspecting
+ * request's source address (a key's IP allowlist applies to it).
  */
-export type Introspector = (token: string) => Promise<IntrospectionResponse | null>;
+export type Introspector = (token: string, request: { ip: string }) => Promise<IntrospectionResponse | null>;
 
 const introspectors = new WeakMap<AppContext, Introspector[]>();
 
@@ -97,16 +99,40 @@ async function introspectRefreshToken(ctx: AppContext, caller: Client, token: st
   } satisfies IntrospectionResponse;
 }
 
-/** POST /oauth2/introspect (RFC 7662), after client authentication. */
+/**
+ * A user's own credential (an API key) is shown active only to an app the user has granted consent
+ * to: the user chose to share their account with that app, so it may learn that the key is theirs.
+ * Every other app, even of the same brand, learns nothing.
+ */
+async function userConsentedTo(
+  ctx: AppContext,
+  userId: string | undefined,
+  caller: Client,
+): Promise<boolean> {
+  if (!userId) return false;
+  return !!(await findConsentGrant(ctx.db, userId, caller.appId));
+}
+
+/**
+ * POST /oauth2/introspect (RFC 7662), after client authentication — of a confidential client only
+ * (§2.1; the route refuses public ones). What a caller may see active:
+ * - access tokens and refresh tokens of its own brand (a console token only to a confidential app
+ *   of the console brand, which does not exist unless an operator makes one);
+ * - user API keys of users who granted the caller consent, and for a key with an IP allowlist only
+ *   when the introspection comes from an allowed address.
+ * Everything else is `{ active: false }`.
+ */
 export async function introspectToken(
   ctx: AppContext,
   caller: Client,
   token: string,
+  ip: string,
 ): Promise<IntrospectionResponse> {
+  if (!caller.isConfidential) return INACTIVE;
   if (token.startsWith(API_KEY_PREFIX)) {
     for (const fn of introspectors.get(ctx) ?? []) {
-      const out = await fn(token);
-      if (out?.active) return out;
+      const out = await fn(token, { ip });
+      if (out?.active) return (await userConsentedTo(ctx, out.sub, caller)) ? out : INACTIVE;
     }
     return INACTIVE;
   }
@@ -120,7 +146,9 @@ export async function introspectToken(
  */
 export async function registerApiKeyIntrospector(ctx: AppContext): Promise<void> {
   const specifier = '../modules/api-keys/api-keys.service.js';
-  let mod: { introspectApiKey?: (c: AppContext, key: string) => Promise<IntrospectionResponse | null> };
+  let mod: {
+    introspectApiKey?: (c: AppContext, key: string, ip: string) => Promise<IntrospectionResponse | null>;
+  };
   try {
     mod = await import(specifier);
   } catch (err) {
@@ -128,5 +156,5 @@ export async function registerApiKeyIntrospector(ctx: AppContext): Promise<void>
     throw err;
   }
   const fn = mod.introspectApiKey;
-  if (typeof fn === 'function') registerIntrospector(ctx, (token) => fn(ctx, token));
+  if (typeof fn === 'function') registerIntrospector(ctx, (token, request) => fn(ctx, token, request.ip));
 }

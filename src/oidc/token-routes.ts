@@ -154,8 +154,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       preHandler: ctx.rateLimits.guard('introspect', byClient),
     },
     async (req, reply) => {
-      const client = await authenticateClient(ctx, req, req.body);
-      const result = await introspectToken(ctx, client, required(req.body.token, 'token'));
+      const client = await authenticateClient(ctx, req, req.body, { confidentialOnly: true });
+      const result = await introspectToken(ctx, client, required(req.body.token, 'token'), req.ip);
       return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(result);
     },
   );

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { issueAuthorizationCode } from '../../src/oidc/codes.js';
+import { grantConsent } from '../../src/oidc/consent.js';
 import { registerIntrospector } from '../../src/oidc/introspect.js';
 import { type TestApp, type TestUser, buildTestApp, createUser, json } from '../helpers/app.js';
 import {
@@ -136,12 +137,23 @@ describe('POST /oauth2/introspect', () => {
     assert.equal(body.scope, 'orders:read');
   });
 
-  test('opaque tokens of registered introspectors (user API keys) are answered by them', async () => {
+  test('opaque tokens of registered introspectors (user API keys) are answered by them, to apps the user consented to', async () => {
     registerIntrospector(t.ctx, async (token) =>
       token === 'ghsk_test-key'
         ? { active: true, scope: 'profile', token_type: 'api_key', sub: user.id }
         : null,
     );
+    // Only an app the key's user consented to sees it active.
+    assert.deepEqual(json(await introspect(rp, 'ghsk_test-key')), { active: false });
+    const rpClient = await clientOf(t, rp);
+    await t.ctx.db.transaction().execute((trx) =>
+      grantConsent(t.ctx, trx, {
+        user: { id: user.id },
+        app: { appId: rpClient.appId, clientId: rpClient.clientId, orgId: rpClient.orgId },
+        scopes: ['openid'],
+      }),
+    );
+    assert.deepEqual(json(await introspect(resourceServer, 'ghsk_test-key')), { active: false });
     assert.deepEqual(json(await introspect(rp, 'ghsk_test-key')), {
       active: true,
       scope: 'profile',
@@ -175,6 +187,28 @@ describe('POST /oauth2/introspect', () => {
     const missing = await introspect(rp, undefined);
     assert.equal(missing.statusCode, 400);
     assert.equal(json(missing).error, 'invalid_request');
+  });
+
+  test('public clients may not introspect (RFC 7662 §2.1): 401 invalid_client, console included', async () => {
+    const tokens = await tokensFor(rp);
+    const pub = await createApp(t, brand, { confidential: false });
+    for (const clientId of [pub.clientId, 'console']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/oauth2/introspect',
+        ...form({ token: tokens.access_token, client_id: clientId }),
+      });
+      assert.equal(res.statusCode, 401, res.body);
+      assert.equal(json(res).error, 'invalid_client');
+      assert.ok(!res.body.includes(user.id));
+    }
+  });
+
+  test('console tokens are inactive to every app outside the console brand', async () => {
+    const { consoleToken } = await import('../helpers/app.js');
+    const token = await consoleToken(t, user.id);
+    assert.deepEqual(json(await introspect(rp, token)), { active: false });
+    assert.deepEqual(json(await introspect(resourceServer, token)), { active: false });
   });
 
   test('rate limit: 60 per minute per client', async () => {

@@ -292,19 +292,36 @@ describe('introspection of a key', () => {
   before(async () => {
     client = await seedClient(t, { confidential: true });
   });
-  const introspect = (token: string) =>
+  const introspect = (token: string, c: SeededClient = client, remoteAddress = '127.0.0.1') =>
     t.app.inject({
       method: 'POST',
       url: '/oauth2/introspect',
+      remoteAddress,
       payload: new URLSearchParams({
         token,
-        client_id: client.clientId,
-        client_secret: client.clientSecret!,
+        client_id: c.clientId,
+        ...(c.clientSecret ? { client_secret: c.clientSecret } : {}),
       }).toString(),
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
+  /** The key's user grants the app consent (as the consent screen would record it). */
+  const consentTo = (user: TestUser, c: SeededClient) =>
+    t.ctx.db
+      .insertInto('consent_grants')
+      .values({
+        id: `cg_${c.appId}_${user.id}`.slice(0, 60),
+        user_id: user.id,
+        app_id: c.appId,
+        client_id: c.clientId,
+        org_id: c.orgId,
+        scopes: ['openid'],
+        created_at: t.clock.now(),
+        updated_at: t.clock.now(),
+      })
+      .execute();
 
-  it('is active with the key scopes, subject and times, and inactive once revoked', async () => {
+  it('is active with the key scopes, subject and times to an app the key user consented to, and inactive once revoked', async () => {
+    await consentTo(alice, client);
     const expiresAt = new Date(t.clock.nowMs() + 3_600_000);
     const created = await newKey(alice, {
       scopes: ['users:read', 'org.read'],
@@ -323,5 +340,31 @@ describe('introspection of a key', () => {
     await t.app.inject({ method: 'DELETE', url: `/users/me/api-keys/${created.id}`, headers: alice.auth });
     assert.deepEqual(json(await introspect(created.key)), { active: false });
     assert.deepEqual(json(await introspect('ghsk_unknown')), { active: false });
+  });
+
+  it('is { active: false } to a confidential app the key user never consented to', async () => {
+    const stranger = await seedClient(t, { confidential: true });
+    const created = await newKey(alice, { scopes: ['users:read'] });
+    const res = await introspect(created.key, stranger);
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(json(res), { active: false });
+  });
+
+  it('is refused to public clients, console included (401 invalid_client: RFC 7662 §2.1)', async () => {
+    const created = await newKey(alice, { scopes: ['users:read'] });
+    const pub = await seedClient(t, { confidential: false });
+    await consentTo(alice, pub);
+    for (const c of [pub, { ...pub, clientId: 'console' }]) {
+      const res = await introspect(created.key, c);
+      assert.equal(res.statusCode, 401, res.body);
+      assert.equal(json(res).error, 'invalid_client');
+      assert.ok(!res.body.includes(alice.id));
+    }
+  });
+
+  it('a key with an IP allowlist is active only when introspected from an allowed address', async () => {
+    const created = await newKey(alice, { scopes: ['users:read'], ipAllowlist: ['203.0.113.0/24'] });
+    assert.equal(json(await introspect(created.key, client, '203.0.113.9')).active, true);
+    assert.deepEqual(json(await introspect(created.key, client, '198.51.100.7')), { active: false });
   });
 });

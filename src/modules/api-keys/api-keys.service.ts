@@ -220,12 +220,18 @@ export interface ApiKeyIntrospection {
 }
 
 /**
- * For /oauth2/introspect (RFC 7662): the key's state as a resource server sees it. The IP allowlist
- * is not applied: the caller is the resource server, not the key's holder. null means inactive.
+ * For /oauth2/introspect (RFC 7662): the key's state as a resource server sees it. A key with an IP
+ * allowlist is active only when the introspection itself comes from an allowed address (the key is
+ * meant to be used from there alone). The issuer adds its own rule on top (the key's user must have
+ * consented to the introspecting app). null means inactive.
  */
-export async function introspectApiKey(ctx: AppContext, key: string): Promise<ApiKeyIntrospection | null> {
+export async function introspectApiKey(
+  ctx: AppContext,
+  key: string,
+  ip: string,
+): Promise<ApiKeyIntrospection | null> {
   const row = await liveKey(ctx, key);
-  if (!row) return null;
+  if (!row || !ipAllowed(row.ip_allowlist, ip)) return null;
   const out: ApiKeyIntrospection = {
     active: true,
     scope: row.scopes.join(' '),
