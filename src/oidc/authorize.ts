@@ -126,6 +126,20 @@ function checkPrompt(raw: string | undefined): string | undefined {
   return values[0];
 }
 
+/** OIDC Core §3.1.2.1 `max_age`: seconds since the last active authentication, at most 10 digits. */
+function checkMaxAge(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d{1,10}$/.test(raw))
+    throw new Refusal('invalid_request', 'max_age must be a whole number of seconds');
+  return Number(raw);
+}
+
+/** Whether a session's authentication is too old for `max_age` (0 always is: it means prompt=login). */
+function tooOld(ctx: AppContext, authTime: number, maxAge: number | undefined): boolean {
+  if (maxAge === undefined) return false;
+  return maxAge === 0 || ctx.clock.nowSec() - authTime > maxAge;
+}
+
 export async function authorize(ctx: AppContext, req: FastifyRequest): Promise<AuthorizeOutcome> {
   const params = rawParams(req);
   let client: Client;
@@ -169,6 +183,7 @@ export async function authorize(ctx: AppContext, req: FastifyRequest): Promise<A
       single(params, 'code_challenge_method'),
     );
     const prompt = checkPrompt(single(params, 'prompt'));
+    const maxAge = checkMaxAge(single(params, 'max_age'));
     const provider = single(params, 'provider');
     if (provider !== undefined && !PROVIDERS.has(provider)) {
       throw new Refusal('invalid_request', 'provider is not a known sign-in method');
@@ -191,8 +206,11 @@ export async function authorize(ctx: AppContext, req: FastifyRequest): Promise<A
       location: `${ctx.config.baseUrl}/signin/${id}`,
       binding: { interactionId: id, value: binding.value },
     });
-    const session =
+    // prompt=login, and a session authenticated longer ago than max_age, need a fresh sign-in: the
+    // session is not used (the new sign-in replaces it, with a new auth_time).
+    const live =
       prompt === 'login' || prompt === 'select_account' ? null : await findSession(ctx, req, client.brandId);
+    const session = live && !tooOld(ctx, live.authTime, maxAge) ? live : null;
     if (prompt === 'none' && !session)
       throw new Refusal('login_required', 'no active session for this brand');
     if (session) {

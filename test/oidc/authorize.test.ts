@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { decodeJwt } from 'jose';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
 import {
   type SeededClient,
@@ -235,6 +236,96 @@ describe('authorize: prompt with a session', () => {
       const interaction = sessionStart(res).id;
       const view = await t.app.inject({ method: 'GET', url: `/interactions/${interaction}` });
       assert.equal(view.json().step, step, prompt);
+    }
+  });
+});
+
+describe('authorize: max_age and prompt=login (OIDC Core §3.1.2.1)', () => {
+  /** A silent authorize with the session, redeemed: the ID token's claims (or where it went instead). */
+  async function silent(jar: Record<string, string>, extra: Record<string, string> = {}) {
+    const { verifier, challenge } = pkce();
+    const res = await get(authorizeQuery(pub, { state: 'st', ...extra }, challenge), {
+      cookie: cookieHeader(jar),
+    });
+    assert.equal(res.statusCode, 302, res.body);
+    const loc = new URL(res.headers.location as string);
+    const code = loc.searchParams.get('code');
+    if (!code) return { location: loc };
+    const tok = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: pub.redirectUri,
+        client_id: pub.clientId,
+        code_verifier: verifier,
+      }).toString(),
+    });
+    assert.equal(tok.statusCode, 200, tok.body);
+    return {
+      location: loc,
+      idToken: decodeJwt(tok.json().id_token),
+      accessToken: decodeJwt(tok.json().access_token),
+    };
+  }
+
+  it('a session older than max_age forces a fresh sign-in; auth_time stays the session’s across silent sign-ins', async () => {
+    const { id } = sessionStart(await get(authorizeQuery(pub)));
+    const wallet = createTestWallet();
+    const { jar } = await walletSignIn(t, id, wallet);
+    const signedInAt = t.clock.nowSec();
+    const consent = await t.app.inject({
+      method: 'POST',
+      url: `/interactions/${id}/consent`,
+      payload: { decision: 'allow' },
+      headers: { cookie: cookieHeader(jar) },
+    });
+    assert.equal(consent.statusCode, 200);
+
+    t.clock.advance(120);
+    const first = await silent(jar);
+    assert.equal(first.idToken?.auth_time, signedInAt);
+    t.clock.advance(30);
+    const second = await silent(jar, { max_age: '3600' });
+    assert.equal(second.idToken?.auth_time, signedInAt, 'stable across silent sign-ins of one session');
+    assert.equal(second.accessToken?.auth_time, signedInAt);
+
+    // The session is 150 s old: max_age=0 and max_age=100 need a new sign-in, never a silent code.
+    for (const maxAge of ['0', '100']) {
+      const res = await silent(jar, { max_age: maxAge });
+      assert.equal(res.idToken, undefined, `max_age=${maxAge} returned a code silently`);
+      assert.match(res.location.pathname, /^\/signin\//);
+      const view = await t.app.inject({
+        method: 'GET',
+        url: res.location.pathname.replace('/signin/', '/interactions/'),
+      });
+      assert.equal(view.json().step, 'signin');
+    }
+    // With prompt=none a stale session cannot sign in silently: login_required, back to the app.
+    const none = await silent(jar, { max_age: '0', prompt: 'none' });
+    assert.equal(none.location.searchParams.get('error'), 'login_required');
+    assert.equal(none.location.searchParams.get('state'), 'st');
+    const login = await silent(jar, { prompt: 'login' });
+    assert.match(login.location.pathname, /^\/signin\//);
+
+    // Signing in again (same wallet, max_age=0) gives a new auth_time.
+    const fresh = sessionStart(
+      await get(authorizeQuery(pub, { max_age: '0' }), { cookie: cookieHeader(jar) }),
+    );
+    t.clock.advance(5);
+    const again = await walletSignIn(t, fresh.id, wallet, jar);
+    assert.equal(again.res.statusCode, 200, again.res.body);
+    const after = await silent(jar, { max_age: '60' });
+    assert.equal(after.idToken?.auth_time, t.clock.nowSec());
+  });
+
+  it('a max_age that is not a non-negative integer is invalid_request', async () => {
+    for (const bad of ['-1', 'soon', '1.5', '99999999999999999999']) {
+      const res = await get(authorizeQuery(pub, { state: 'st', max_age: bad }));
+      const loc = new URL(res.headers.location as string);
+      assert.equal(loc.searchParams.get('error'), 'invalid_request', bad);
     }
   });
 });
