@@ -2,11 +2,17 @@ import { defaults } from '../config/defaults.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError, notFound, unauthorized } from '../http/errors.js';
-import { safeEqual } from '../lib/hash.js';
+import { safeEqual, sha256 } from '../lib/hash.js';
 import { recordActivity } from '../modules/users/activity.js';
 import { loadClient } from './clients.js';
-import { approveDevice, denyDevice, findPendingDevice } from './device-store.js';
-import { newFlowBinding, setFlowCookie } from './flow-state.js';
+import {
+  approveDevice,
+  denyDevice,
+  findPendingDevice,
+  formatUserCode,
+  normalizeUserCode,
+} from './device-store.js';
+import { endFlow, flowValue, newFlowBinding, setFlowCookie } from './flow-state.js';
 import { findBrand } from './interactions/interactions.queries.js';
 import { createInteraction, describeScopes } from './interactions/interactions.service.js';
 import { esc, safeUrl, sendPage } from './pages/html.js';
@@ -47,19 +53,29 @@ function resultPage(reply: FastifyReply, title: string, message: string) {
   });
 }
 
-/** GET /device?user_code=… */
+/**
+ * The device flow's cookie: the user code the user typed, kept by the browser through the hosted
+ * sign-in so that no interaction row holds it in plaintext (they keep its hash).
+ */
+const DEVICE_CODE_FLOW = 'code';
+
+/** GET /device?user_code=… (or, back from sign-in, the code the browser kept) */
 export async function devicePage(
   ctx: AppContext,
   req: FastifyRequest,
   reply: FastifyReply,
   userCode: string | undefined,
 ): Promise<FastifyReply> {
-  if (!userCode) return enterCodePage(reply);
+  const kept = userCode ? undefined : flowValue(req, 'device', DEVICE_CODE_FLOW);
+  const code = userCode ?? kept;
+  if (!code) return enterCodePage(reply);
   await checkGuessBudget(ctx, req, reply);
-  const device = await findPendingDevice(ctx, userCode);
+  const device = await findPendingDevice(ctx, code);
   const client = device ? await loadClient(ctx, device.clientId) : null;
-  if (!device || !client) {
+  const normalized = normalizeUserCode(code);
+  if (!device || !client || !normalized) {
     await spendGuess(ctx, req, reply);
+    if (kept) endFlow(ctx, reply, 'device', DEVICE_CODE_FLOW);
     return enterCodePage(reply, {
       status: 400,
       message: 'That code is wrong or has expired.',
@@ -73,17 +89,18 @@ export async function devicePage(
     const id = await createInteraction(ctx, {
       kind: 'device',
       client,
-      params: { redirectUri: '', scopes: device.scopes, userCode },
-      returnTo: `/device?user_code=${encodeURIComponent(userCode)}`,
+      params: { redirectUri: '', scopes: device.scopes, userCodeHash: sha256(normalized) },
+      returnTo: '/device',
       bindingHash: binding.hash,
     });
     setFlowCookie(ctx, reply, 'interaction', id, binding.value, defaults.interactionTtl);
+    setFlowCookie(ctx, reply, 'device', DEVICE_CODE_FLOW, normalized, defaults.deviceCodeTtl);
     return reply.header('cache-control', 'no-store').redirect(`${ctx.config.baseUrl}/signin/${id}`, 302);
   }
   const brand = await findBrand(ctx.db, client.brandId);
   const scopes = await describeScopes(ctx, client.brandId, device.scopes);
   const csrf = csrfTokenFor(session);
-  const hidden = `<input type="hidden" name="user_code" value="${esc(userCode)}"><input type="hidden" name="csrf_token" value="${esc(csrf)}">`;
+  const hidden = `<input type="hidden" name="user_code" value="${esc(normalized)}"><input type="hidden" name="csrf_token" value="${esc(csrf)}">`;
   const links = [
     safeUrl(brand?.privacyPolicyUrl)
       ? `<a href="${esc(safeUrl(brand?.privacyPolicyUrl))}">Privacy policy</a>`
@@ -95,7 +112,7 @@ export async function devicePage(
     primaryColor: brand?.primaryColor,
     body: `<header><h1 id="brand-name">${esc(client.brandName)}</h1>
 <p class="sub">Connect <strong id="app-name">${esc(client.name)}</strong> on your device</p></header>
-<p>Code: <strong id="device-code">${esc(userCode.toUpperCase())}</strong>. Only continue if your device shows this code.</p>
+<p>Code: <strong id="device-code">${esc(formatUserCode(normalized))}</strong>. Only continue if your device shows this code.</p>
 <p>${esc(client.name)} would like to:</p>
 <ul class="scopes" id="device-scopes">${scopes.map((s) => `<li data-scope="${esc(s.name)}">${esc(s.description)}</li>`).join('')}</ul>
 <form method="post" action="/device/approve">${hidden}<button type="submit" id="device-approve">Approve</button></form>
@@ -144,6 +161,7 @@ export async function deviceDecision(
     throw notFound('device request');
   }
   const status = decision === 'approve' ? 'approved' : 'denied';
+  endFlow(ctx, reply, 'device', DEVICE_CODE_FLOW);
   if (viaForm) {
     return decision === 'approve'
       ? resultPage(

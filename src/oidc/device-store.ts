@@ -22,7 +22,7 @@ export function normalizeUserCode(input: string): string | null {
   return s;
 }
 
-function formatUserCode(raw: string): string {
+export function formatUserCode(raw: string): string {
   return `${raw.slice(0, 4)}-${raw.slice(4)}`;
 }
 

@@ -92,6 +92,14 @@ function cookieValue(req: FastifyRequest, kind: FlowKind, id: string): string | 
 }
 
 /**
+ * For a flow whose cookie carries the browser's own input rather than a random binding (the device
+ * flow keeps the user code the user typed in the browser, so no row has to hold it in plaintext).
+ */
+export function flowValue(req: FastifyRequest, kind: FlowKind, id: string): string | undefined {
+  return cookieValue(req, kind, id);
+}
+
+/**
  * Whether the request comes from the browser that started the flow. A row without a binding never
  * matches: every flow is bound from its start.
  */

@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
-import { type SeededClient, cookieHeader, randomIp, seedClient, walletSignIn } from '../helpers/signin.js';
+import { sha256 } from '../../src/lib/hash.js';
+import { normalizeUserCode } from '../../src/oidc/device-store.js';
+import {
+  type SeededClient,
+  collectCookies,
+  cookieHeader,
+  randomIp,
+  seedClient,
+  walletSignIn,
+} from '../helpers/signin.js';
 import { createTestWallet } from '../helpers/wallet.js';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -55,12 +64,10 @@ async function signInThroughDevicePage(client: SeededClient, userCode: string, i
   const view = await t.app.inject({ method: 'GET', url: `/interactions/${id}` });
   assert.equal(view.json().step, 'signin');
   assert.equal(view.json().app.clientId, client.clientId);
-  const { res, jar } = await walletSignIn(t, id, createTestWallet());
+  // The browser keeps the code (a cookie of the device flow); the service keeps only its hash.
+  const { res, jar } = await walletSignIn(t, id, createTestWallet(), collectCookies(page));
   assert.equal(res.statusCode, 200, res.body);
-  assert.deepEqual(res.json(), {
-    step: 'done',
-    redirectTo: `${BASE}/device?user_code=${encodeURIComponent(userCode)}`,
-  });
+  assert.deepEqual(res.json(), { step: 'done', redirectTo: `${BASE}/device` });
   return jar;
 }
 
@@ -150,6 +157,31 @@ describe('device pages', () => {
       .where('type', '=', 'device_authorized')
       .execute();
     assert.equal(activity.length, 1);
+  });
+
+  it('keeps the user code only as its hash: interaction rows hold no plaintext, the browser brings it back', async () => {
+    const ip = randomIp();
+    const d = await startDevice(tv);
+    const jar = await signInThroughDevicePage(tv, d.user_code, ip);
+    const rows = await t.ctx.db.selectFrom('interactions').selectAll().where('kind', '=', 'device').execute();
+    assert.ok(rows.length > 0);
+    const raw = normalizeUserCode(d.user_code)!;
+    for (const row of rows) {
+      const text = JSON.stringify(row);
+      for (const form of [d.user_code, raw, raw.toLowerCase(), encodeURIComponent(d.user_code)])
+        assert.ok(!text.includes(form), `plaintext user code in an interaction row: ${text}`);
+    }
+    assert.ok(rows.some((r) => JSON.stringify(r.params).includes(sha256(raw))));
+    // Back from sign-in, /device shows the code to compare with the device, from the browser's cookie.
+    const page = await t.app.inject({
+      method: 'GET',
+      url: '/device',
+      headers: { cookie: cookieHeader(jar) },
+      remoteAddress: ip,
+    });
+    assert.equal(page.statusCode, 200, page.body);
+    assert.ok(page.body.includes(`id="device-code">${raw.slice(0, 4)}-${raw.slice(4)}<`), page.body);
+    assert.ok(page.body.includes('id="device-approve"'));
   });
 
   it('denies with JSON; the device sees access_denied', async () => {

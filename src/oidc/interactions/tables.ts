@@ -36,8 +36,8 @@ export interface InteractionParams {
   prompt?: string;
   loginHint?: string;
   provider?: string;
-  /** Device flow: the user code being approved. */
-  userCode?: string;
+  /** Device flow: SHA-256 of the normalised user code being approved (the browser keeps the code). */
+  userCodeHash?: string;
 }
 
 export interface InteractionsTable {
