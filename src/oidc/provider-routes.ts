@@ -345,12 +345,22 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return sendLinkResultPage(reply, { status, title: `${label} account not linked`, message });
   }
 
+  /**
+   * A foreign `Origin` is refused. `Origin: null` is let through: browsers send it for a form posted
+   * from a page whose referrer policy is `no-referrer` (the hosted pages'); the flow cookie and the
+   * CSRF token derived from it are what prove the form is ours.
+   */
+  const sameOrigin = sameOriginGuard(ctx);
+  const linkFormOrigin = async (req: FastifyRequest) => {
+    if (req.headers.origin !== 'null') await sameOrigin(req);
+  };
+
   // The confirmation page's form: the browser that started the link (flow cookie), with the page's
   // CSRF token, from our own origin. Checked completely before the pending link is answered.
   app.post(
     '/oauth/link/:linkId/confirm',
     {
-      onRequest: sameOriginGuard(ctx),
+      onRequest: linkFormOrigin,
       preValidation: async (req) => {
         if (!isForm(req))
           throw new ApiError(415, 'unsupported_media_type', "send the confirmation page's form");
