@@ -66,7 +66,6 @@ describe('provider link confirmation page, in headless Chromium', () => {
   async function axeViolations(page: Page) {
     await page.addScriptTag({ content: AXE });
     const result = await page.evaluate(async () => {
-      // biome-ignore lint/suspicious/noExplicitAny: axe is injected into the page
       const r = await (window as any).axe.run(document);
       return r.violations.map((v: { id: string; impact: string }) => ({ id: v.id, impact: v.impact }));
     });
