@@ -8,6 +8,7 @@ import type { AppContext } from './context.js';
 import { makeAjv } from './http/ajv.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { lazyChildLoggerFactory } from './http/logger.js';
+import { trustProxyOption } from './http/network-source.js';
 import { brandsModule } from './modules/brands/brands.plugin.js';
 import { filesRoutes } from './modules/files/files.routes.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -75,7 +76,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
             },
           },
     childLoggerFactory: lazyChildLoggerFactory(ctx.config.logLevel),
-    trustProxy: ctx.config.trustProxy,
+    trustProxy: trustProxyOption(ctx.config.trustProxy),
     bodyLimit: defaults.maxBodyBytes,
     genReqId: requestIds(),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },

@@ -58,7 +58,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     clock,
     encryptor,
     keys,
-    rateLimits: new RateLimits(config.rateLimitMultiplier, redis, config.redisPrefix),
+    rateLimits: new RateLimits(
+      config.rateLimitMultiplier,
+      redis,
+      config.redisPrefix,
+      config.rateLimitIpv6Prefix,
+    ),
     redis,
     hooks: { accessTokenChecks: [], onClose: [] },
   };

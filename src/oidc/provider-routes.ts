@@ -109,7 +109,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/interactions/:id/providers/:type',
     {
       schema: { params: InteractionProviderParams, response: { ...Page, 429: ErrorEnvelope } },
-      preHandler: ctx.rateLimits.guard('providerStart', (req) => req.ip),
+      preHandler: ctx.rateLimits.guard('providerStart', (req) => ctx.rateLimits.source(req)),
     },
     async (req, reply) => {
       const type = req.params.type as ProviderType;
