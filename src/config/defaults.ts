@@ -142,6 +142,15 @@ export const rateLimits = {
   webhookTest: { points: 30, duration: 60 },
   webhookRotate: { points: 5, duration: 60 },
   webhookDeliveriesRead: { points: 60, duration: 60 },
+  /**
+   * Not in the interface: failed client authentication at /oauth2/* per (client_id, network source).
+   * Only failures spend it, and only the failing requests are refused: the right secret always passes.
+   */
+  clientAuthFailure: { points: 10, duration: 60 },
+  /** Not in the interface: failed client authentication per network source, whatever the client_id. */
+  clientAuthFailureSource: { points: 30, duration: 60 },
+  /** Not in the interface: device-code polls naming an unknown (or used) device code, per network source. */
+  deviceCodeUnknown: { points: 10, duration: 60 },
   /** Not in the interface: wrong device user codes, per IP, so codes cannot be guessed. */
   deviceUserCode: { points: 10, duration: 60 },
   /** Not in the interface: wallet challenges and proofs on the hosted sign-in, per IP. */
