@@ -90,6 +90,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   );
 
   app.decorate('ctx', ctx);
+  if (app.log) ctx.invalidation.setLog(app.log);
   app.decorateRequest('principal', null);
   app.decorateRequest('org', null as never);
   app.decorateRequest('orgPermissions', null as never);
