@@ -7,6 +7,7 @@ import { defaults } from './config/defaults.js';
 import type { AppContext } from './context.js';
 import { makeAjv } from './http/ajv.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { installKeyScopes } from './http/key-scopes.js';
 import { lazyChildLoggerFactory } from './http/logger.js';
 import { trustProxyOption } from './http/network-source.js';
 import { brandsModule } from './modules/brands/brands.plugin.js';
@@ -95,6 +96,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   app.decorateRequest('org', null as never);
   app.decorateRequest('orgPermissions', null as never);
   installErrorHandling(app);
+  // Before any route: every route that authenticates must say what an API key needs there.
+  installKeyScopes(app);
   // JSON, forms and multipart only: a text/plain body is refused with 415, not parsed as a string.
   app.removeContentTypeParser('text/plain');
 

@@ -359,6 +359,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
           ...errorResponses(400, 401, 403, 404, 429),
         },
       },
+      config: { apiKeyScope: 'access-token-only' },
       preHandler: [
         authenticate(ctx),
         async (req) => {
