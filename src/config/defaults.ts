@@ -14,8 +14,9 @@ export const defaults = {
   /** Device code lifetime (600 s, `expired_token` after). */
   deviceCodeTtl: 600,
   /**
-   * How long an instance reuses an OAuth client (app) it loaded (milliseconds). App changes made
-   * on the same instance invalidate at once; other instances see them within this time.
+   * How long an instance reuses an OAuth client (app) it loaded (milliseconds). App changes
+   * invalidate it on every instance at once (src/events/invalidation.ts); this bounds an entry
+   * should a notification be lost.
    */
   clientCacheTtlMs: 5000,
   /** Most OAuth clients (hits and misses) one instance keeps cached. */
@@ -37,8 +38,9 @@ export const defaults = {
   /** Most (wallet, mint) balances kept by the in-memory balance cache (used when REDIS_URL is unset). */
   tokenGateCacheMaxEntries: 100_000,
   /**
-   * How long an instance reuses a gate it looked up for the public check. Writes on the same
-   * instance invalidate at once; other instances see a gate edit or deletion within this time.
+   * How long an instance reuses a gate it looked up for the public check. Gate writes invalidate it
+   * on every instance at once (src/events/invalidation.ts); this bounds an entry should a
+   * notification be lost.
    */
   tokenGateLookupTtl: 5,
   /** Most gates (hits and misses) kept by the check's gate lookup cache. */
