@@ -7,7 +7,9 @@ import { defaults } from './config/defaults.js';
 import type { AppContext } from './context.js';
 import { makeAjv } from './http/ajv.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { installKeyScopes } from './http/key-scopes.js';
 import { lazyChildLoggerFactory } from './http/logger.js';
+import { trustProxyOption } from './http/network-source.js';
 import { brandsModule } from './modules/brands/brands.plugin.js';
 import { filesRoutes } from './modules/files/files.routes.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -75,7 +77,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
             },
           },
     childLoggerFactory: lazyChildLoggerFactory(ctx.config.logLevel),
-    trustProxy: ctx.config.trustProxy,
+    trustProxy: trustProxyOption(ctx.config.trustProxy),
     bodyLimit: defaults.maxBodyBytes,
     genReqId: requestIds(),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
@@ -89,10 +91,13 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   );
 
   app.decorate('ctx', ctx);
+  if (app.log) ctx.invalidation.setLog(app.log);
   app.decorateRequest('principal', null);
   app.decorateRequest('org', null as never);
   app.decorateRequest('orgPermissions', null as never);
   installErrorHandling(app);
+  // Before any route: every route that authenticates must say what an API key needs there.
+  installKeyScopes(app);
   // JSON, forms and multipart only: a text/plain body is refused with 415, not parsed as a string.
   app.removeContentTypeParser('text/plain');
 

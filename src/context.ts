@@ -7,6 +7,7 @@ import type { RateLimits } from './http/rate-limit.js';
 import type { Clock } from './lib/clock.js';
 import type { Encryptor } from './lib/encryption.js';
 import type { KeyStore } from './oidc/keys.js';
+import type { InvalidationBus } from './events/invalidation.js';
 
 /** Who is calling a REST route. */
 export interface Principal {
@@ -41,6 +42,8 @@ export interface AppContext {
   encryptor: Encryptor;
   keys: KeyStore;
   rateLimits: RateLimits;
+  /** Cross-instance invalidation of the caches of security state (fail closed while it is down). */
+  invalidation: InvalidationBus;
   redis?: Redis;
   /** Extension points modules plug into at registration. */
   hooks: {

@@ -8,6 +8,7 @@ import { RateLimits } from './http/rate-limit.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { Encryptor } from './lib/encryption.js';
 import { KeyStore } from './oidc/keys.js';
+import { InvalidationBus } from './events/invalidation.js';
 
 export interface ContextOptions extends OpenOptions {
   clock?: Clock;
@@ -46,8 +47,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     }
   }
 
+  // Listening before any cache is filled: a change another instance makes from now on reaches us.
+  const invalidation = new InvalidationBus(database, config, { warn: (_o, msg) => warn(msg ?? '') });
+  await invalidation.start();
+
   const encryptor = new Encryptor(config.encryptionKey);
-  const keys = new KeyStore(database.db, encryptor, clock);
+  const keys = new KeyStore(database.db, encryptor, clock, invalidation);
   await keys.ensureKey();
   await ensureConsole(database.db, config, clock);
 
@@ -58,7 +63,13 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     clock,
     encryptor,
     keys,
-    rateLimits: new RateLimits(config.rateLimitMultiplier, redis, config.redisPrefix),
+    invalidation,
+    rateLimits: new RateLimits(
+      config.rateLimitMultiplier,
+      redis,
+      config.redisPrefix,
+      config.rateLimitIpv6Prefix,
+    ),
     redis,
     hooks: { accessTokenChecks: [], onClose: [] },
   };
@@ -67,6 +78,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
 /** Closes what createContext opened (background jobs first, then Redis, then the database). */
 export async function closeContext(ctx: AppContext, opts: { keepDatabase?: boolean } = {}): Promise<void> {
   for (const stop of ctx.hooks.onClose.splice(0).reverse()) await stop();
+  await ctx.invalidation.stop();
   if (ctx.redis) ctx.redis.disconnect();
   if (!opts.keepDatabase) await ctx.database.close();
 }

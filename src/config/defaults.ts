@@ -14,8 +14,9 @@ export const defaults = {
   /** Device code lifetime (600 s, `expired_token` after). */
   deviceCodeTtl: 600,
   /**
-   * How long an instance reuses an OAuth client (app) it loaded (milliseconds). App changes made
-   * on the same instance invalidate at once; other instances see them within this time.
+   * How long an instance reuses an OAuth client (app) it loaded (milliseconds). App changes
+   * invalidate it on every instance at once (src/events/invalidation.ts); this bounds an entry
+   * should a notification be lost.
    */
   clientCacheTtlMs: 5000,
   /** Most OAuth clients (hits and misses) one instance keeps cached. */
@@ -37,8 +38,9 @@ export const defaults = {
   /** Most (wallet, mint) balances kept by the in-memory balance cache (used when REDIS_URL is unset). */
   tokenGateCacheMaxEntries: 100_000,
   /**
-   * How long an instance reuses a gate it looked up for the public check. Writes on the same
-   * instance invalidate at once; other instances see a gate edit or deletion within this time.
+   * How long an instance reuses a gate it looked up for the public check. Gate writes invalidate it
+   * on every instance at once (src/events/invalidation.ts); this bounds an entry should a
+   * notification be lost.
    */
   tokenGateLookupTtl: 5,
   /** Most gates (hits and misses) kept by the check's gate lookup cache. */
@@ -142,6 +144,15 @@ export const rateLimits = {
   webhookTest: { points: 30, duration: 60 },
   webhookRotate: { points: 5, duration: 60 },
   webhookDeliveriesRead: { points: 60, duration: 60 },
+  /**
+   * Not in the interface: failed client authentication at /oauth2/* per (client_id, network source).
+   * Only failures spend it, and only the failing requests are refused: the right secret always passes.
+   */
+  clientAuthFailure: { points: 10, duration: 60 },
+  /** Not in the interface: failed client authentication per network source, whatever the client_id. */
+  clientAuthFailureSource: { points: 30, duration: 60 },
+  /** Not in the interface: device-code polls naming an unknown (or used) device code, per network source. */
+  deviceCodeUnknown: { points: 10, duration: 60 },
   /** Not in the interface: wrong device user codes, per IP, so codes cannot be guessed. */
   deviceUserCode: { points: 10, duration: 60 },
   /** Not in the interface: wallet challenges and proofs on the hosted sign-in, per IP. */

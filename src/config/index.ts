@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { defaults } from './defaults.js';
 import { PROVIDER_TYPES } from '../providers/types.js';
@@ -29,8 +30,14 @@ export interface Config {
   redisPrefix: string;
   encryptionKey: Buffer;
   solanaRpcUrl: string;
-  trustProxy: boolean | string;
+  /**
+   * Which peers may set `X-Forwarded-For`: false (none: the socket address is the client), a hop
+   * count (that many proxies in front, the right-most entries), or proxy addresses/CIDRs.
+   */
+  trustProxy: false | number | string[];
   rateLimitMultiplier: number;
+  /** IPv6 sources share a rate-limit bucket per network of this prefix length (default /64). */
+  rateLimitIpv6Prefix: number;
   webhookAllowPrivateNetworks: boolean;
   webhookRetrySchedule: number[];
   logLevel: string;
@@ -73,6 +80,44 @@ function url(env: Env, name: string, fallback: string | undefined, protocols: st
   }
   if (!protocols.includes(u.protocol)) fail(name, `must use ${protocols.join(' or ')}, got "${u.protocol}"`);
   return raw;
+}
+
+/** Names proxy-addr accepts for well-known ranges. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isAddressOrCidr(s: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(s)) return true;
+  const [addr, bits, extra] = s.split('/');
+  const version = isIP(addr);
+  if (!version || extra !== undefined) return false;
+  if (bits === undefined) return true;
+  if (!/^\d{1,3}$/.test(bits)) return false;
+  return Number(bits) <= (version === 4 ? 32 : 128);
+}
+
+/**
+ * TRUST_PROXY: unset/false trusts no proxy; `true` means one hop (the load balancer in front); a
+ * number is a hop count; otherwise a comma-separated list of proxy addresses or CIDRs. Trusting every
+ * hop (the left-most, client-written X-Forwarded-For entry) is not offered: it makes every per-IP
+ * limit bypassable with a forged header.
+ */
+function readTrustProxy(raw: string | undefined): false | number | string[] {
+  const v = raw?.trim().toLowerCase();
+  if (v === undefined || v === '' || ['0', 'false', 'no', 'off'].includes(v)) return false;
+  if (['true', 'yes', 'on'].includes(v)) return 1;
+  if (/^\d+$/.test(v)) {
+    const hops = Number(v);
+    if (hops > 10) fail('TRUST_PROXY', `hop count must be at most 10, got ${hops}`);
+    return hops;
+  }
+  const list = v.split(',').map((p) => p.trim());
+  const bad = list.find((p) => !isAddressOrCidr(p));
+  if (bad !== undefined)
+    fail(
+      'TRUST_PROXY',
+      `must be true, false, a hop count, or comma-separated proxy addresses/CIDRs; "${bad}" is none of these`,
+    );
+  return list;
 }
 
 function camel(s: string): string {
@@ -136,15 +181,8 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     webhookRetrySchedule = parts.map(Number);
   }
 
-  let trustProxy: boolean | string = false;
-  if (env.TRUST_PROXY) {
-    const v = env.TRUST_PROXY.toLowerCase();
-    trustProxy = ['1', 'true', 'yes', 'on'].includes(v)
-      ? true
-      : ['0', 'false', 'no', 'off'].includes(v)
-        ? false
-        : env.TRUST_PROXY;
-  }
+  const trustProxy = readTrustProxy(env.TRUST_PROXY);
+  const rateLimitIpv6Prefix = int(env, 'RATE_LIMIT_IPV6_PREFIX', 64, 1, 128);
 
   const logLevel = env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
@@ -182,6 +220,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     solanaRpcUrl,
     trustProxy,
     rateLimitMultiplier,
+    rateLimitIpv6Prefix,
     webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     webhookRetrySchedule,
     logLevel,

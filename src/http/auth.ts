@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext, Principal } from '../context.js';
 import { verifyJwt } from '../oidc/jwt.js';
 import { invalidToken, unauthorized } from './errors.js';
+import { enforceKeyScope, markAuthenticates } from './key-scopes.js';
 
 /** User API keys start with this marker so a leaked key is recognisable (DESIGN.md §4). */
 export const API_KEY_PREFIX = 'ghsk_';
@@ -47,20 +48,35 @@ export async function verifyConsoleToken(ctx: AppContext, token: string): Promis
   };
 }
 
-/** preHandler for REST routes: no credentials → 401 `unauthorized`; bad credentials → 401 `invalid_token`. */
+function isApiKeyRequest(req: FastifyRequest): boolean {
+  const h = req.headers.authorization;
+  return typeof h === 'string' && h.replace(/^Bearer[ ]+/i, '').startsWith(API_KEY_PREFIX);
+}
+
+/**
+ * preHandler for REST routes: no credentials → 401 `unauthorized`; bad credentials → 401
+ * `invalid_token`; an API key the route's declared scope does not allow → 403 (src/http/key-scopes.ts;
+ * a route that authenticates must declare what a key needs, or the app does not start).
+ */
 export function authenticate(ctx: AppContext) {
-  return async function authenticateRequest(req: FastifyRequest): Promise<void> {
-    const token = bearer(req);
-    if (!token) throw unauthorized();
-    let principal: Principal | null = null;
-    if (token.startsWith(API_KEY_PREFIX)) {
-      principal = ctx.hooks.apiKeyVerifier ? await ctx.hooks.apiKeyVerifier(token, req) : null;
-    } else {
-      principal = await verifyConsoleToken(ctx, token);
+  async function authenticateRequest(req: FastifyRequest): Promise<void> {
+    if (!req.principal) {
+      const token = bearer(req);
+      if (!token) throw unauthorized();
+      let principal: Principal | null = null;
+      if (token.startsWith(API_KEY_PREFIX)) {
+        principal = ctx.hooks.apiKeyVerifier ? await ctx.hooks.apiKeyVerifier(token, req) : null;
+      } else {
+        principal = await verifyConsoleToken(ctx, token);
+      }
+      if (!principal) throw invalidToken();
+      req.principal = principal;
     }
-    if (!principal) throw invalidToken();
-    req.principal = principal;
-  };
+    enforceKeyScope(req);
+  }
+  return markAuthenticates(authenticateRequest, async (req) => {
+    if (isApiKeyRequest(req)) await authenticateRequest(req);
+  });
 }
 
 /** The authenticated principal of a route that ran `authenticate`. */

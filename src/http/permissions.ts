@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import type { OrgRow } from '../db/types.js';
 import { forbidden, notFound } from './errors.js';
 import { principalOf } from './auth.js';
+import { declareKeyScope, keyMeets } from './key-scopes.js';
 
 /** Every org permission. `org.read` is implied by membership. */
 export const ORG_PERMISSIONS = [
@@ -141,7 +142,7 @@ export async function findActiveOrgBySlug(ctx: AppContext, slug: string): Promis
  */
 export function orgGuards(ctx: AppContext, opts: { admin?: boolean } = {}) {
   return function requirePermission(permission: OrgPermission) {
-    return async function orgPermissionGuard(req: FastifyRequest): Promise<void> {
+    const guard = async function orgPermissionGuard(req: FastifyRequest): Promise<void> {
       const principal = principalOf(req);
       const { orgSlug } = req.params as { orgSlug?: string };
       const org = orgSlug ? await findActiveOrgBySlug(ctx, orgSlug) : undefined;
@@ -165,22 +166,28 @@ export function orgGuards(ctx: AppContext, opts: { admin?: boolean } = {}) {
       req.org = org;
       req.orgPermissions = perms;
     };
+    return declareKeyScope(
+      guard,
+      opts.admin
+        ? (method) => [method === 'GET' || method === 'HEAD' ? 'admin.orgs.view' : 'admin.orgs.edit']
+        : [permission],
+    );
   };
 }
 
 /** An API key with no scopes has the user's full access; otherwise one of its scopes must name the permission. */
 export function apiKeyAllows(scopes: string[], permission: string): boolean {
-  if (scopes.length === 0) return true;
-  return scopes.includes(permission) || scopes.includes('*');
+  return keyMeets(scopes, [permission]);
 }
 
 /** preHandler for system routes (`/admin/...`, user lookups). */
 export function requireSystemPermission(ctx: AppContext, permission: AdminPermission) {
-  return async function systemPermissionGuard(req: FastifyRequest): Promise<void> {
+  const guard = async function systemPermissionGuard(req: FastifyRequest): Promise<void> {
     const principal = principalOf(req);
     const sys = await systemPermissions(ctx, principal.userId);
     if (!sys.has(permission)) throw forbidden(permission);
     if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, permission))
       throw forbidden(permission, 'the API key scopes do not allow this');
   };
+  return declareKeyScope(guard, [permission]);
 }

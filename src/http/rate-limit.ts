@@ -8,6 +8,7 @@ import {
 } from 'rate-limiter-flexible';
 import { type RateLimitName, rateLimits } from '../config/defaults.js';
 import { ApiError } from './errors.js';
+import { networkSourceKey } from './network-source.js';
 
 export interface LimitSpec {
   points: number;
@@ -86,7 +87,16 @@ export class RateLimits {
     private readonly multiplier: number,
     private readonly redis?: Redis,
     private readonly prefix = 'gatehouse:',
+    private readonly ipv6Prefix = 64,
   ) {}
+
+  /**
+   * The network-source key of a request (its address per TRUST_PROXY; IPv6 by /RATE_LIMIT_IPV6_PREFIX):
+   * the one key every per-IP limit uses.
+   */
+  source(req: FastifyRequest): string {
+    return networkSourceKey(req.ip, this.ipv6Prefix);
+  }
 
   get enabled(): boolean {
     return this.multiplier > 0;

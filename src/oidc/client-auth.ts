@@ -47,17 +47,6 @@ function parseBasic(header: string | undefined): { clientId: string; secret: str
   return { clientId, secret };
 }
 
-/**
- * The client id a request claims, without authenticating it: the rate-limit key, so guessing a
- * client's secret is limited per client id. Undefined when none is named.
- */
-export function claimedClientId(req: FastifyRequest): string | undefined {
-  const basic = parseBasic(req.headers.authorization);
-  if (basic) return basic.clientId;
-  const body = req.body as ClientAuthFields | undefined;
-  return typeof body?.client_id === 'string' && body.client_id ? body.client_id : undefined;
-}
-
 /** Reads HTTP Basic or form credentials; both at once is `invalid_request`. */
 function presented(req: FastifyRequest, body: ClientAuthFields): PresentedCredentials {
   const basic = parseBasic(req.headers.authorization);
@@ -78,12 +67,70 @@ function secretMatches(client: Client, secret: string): boolean {
   return safeEqual(sha256(secret), client.secretHash);
 }
 
+/** The interface's per-client limits of the client-authenticating endpoints. */
+export type ClientLimitName = 'token' | 'revoke' | 'introspect' | 'deviceAuthorize';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The per-client limit a route spends in `authenticateClient`, once the client is known: client
+     * limits key on the authenticated client, never on the client_id a request merely claims.
+     */
+    clientLimit?: ClientLimitName;
+  }
+}
+
 /**
- * Authenticates the client of /oauth2/token, /revoke and /introspect. A confidential client must
- * send its secret; a public client sends none. With `idOnly` (device authorization and polling) a
- * client id is enough, but a secret that is sent must be the right one. An unknown client, a
- * disabled app or a wrong secret: 401 `invalid_client` (with `WWW-Authenticate: Basic` after Basic).
- * With `confidentialOnly` (introspection) a public client is refused the same way.
+ * Spends the failure budgets of a request whose client authentication failed: per (claimed
+ * client_id, network source) and per network source. Throws the 429 once either is spent; only
+ * failing requests are ever refused by them.
+ */
+async function spendAuthFailure(
+  ctx: AppContext,
+  source: string,
+  clientId: string | undefined,
+): Promise<void> {
+  await ctx.rateLimits.consume('clientAuthFailureSource', source);
+  await ctx.rateLimits.consume('clientAuthFailure', `${clientId ?? ''}|${source}`);
+}
+
+async function verify(
+  ctx: AppContext,
+  creds: PresentedCredentials,
+  opts: { idOnly?: boolean; confidentialOnly?: boolean },
+): Promise<{ client: Client; proven: boolean }> {
+  const client = await loadClient(ctx, creds.clientId);
+  if (!client) throw invalidClient(creds.basic);
+  const hasSecret = creds.secret !== undefined && creds.secret !== '';
+  if (client.isConfidential) {
+    if (hasSecret) {
+      if (!secretMatches(client, creds.secret as string)) throw invalidClient(creds.basic);
+      return { client, proven: true };
+    }
+    if (!opts.idOnly) throw invalidClient(creds.basic, 'this client must authenticate with its secret');
+  } else if (hasSecret) {
+    throw invalidClient(creds.basic, 'a public client has no secret');
+  } else if (opts.confidentialOnly) {
+    // Introspection (RFC 7662 §2.1): anyone can claim a public client's id, so it proves nothing.
+    throw invalidClient(creds.basic, 'only a confidential client authenticated with its secret may call this');
+  }
+  return { client, proven: false };
+}
+
+/**
+ * Authenticates the client of /oauth2/token, /revoke, /introspect and /device/authorize. A
+ * confidential client must send its secret; a public client sends none. With `idOnly` (device
+ * authorization and polling) a client id is enough, but a secret that is sent must be the right one.
+ * An unknown client, a disabled app or a wrong secret: 401 `invalid_client` (with
+ * `WWW-Authenticate: Basic` after Basic). With `confidentialOnly` (introspection) a public client is
+ * refused the same way.
+ *
+ * Rate limits (the route's `clientLimit`), after authentication: a client that proved its secret
+ * spends its own budget (per client_id, as the interface says); a client known only by its id (a
+ * public client, or the device flow without a secret) spends a budget per (client_id, network
+ * source), since anyone can claim the id. A failed authentication spends only the failure budgets
+ * (per (client_id, source) and per source), so strangers cannot spend a client's budget and the right
+ * secret is never refused because of someone else's failures.
  */
 export async function authenticateClient(
   ctx: AppContext,
@@ -91,24 +138,23 @@ export async function authenticateClient(
   body: ClientAuthFields,
   opts: { idOnly?: boolean; confidentialOnly?: boolean } = {},
 ): Promise<Client> {
-  const creds = presented(req, body);
-  const client = await loadClient(ctx, creds.clientId);
-  if (!client) throw invalidClient(creds.basic);
-  const hasSecret = creds.secret !== undefined && creds.secret !== '';
-  if (client.isConfidential) {
-    if (hasSecret) {
-      if (!secretMatches(client, creds.secret as string)) throw invalidClient(creds.basic);
-    } else if (!opts.idOnly) {
-      throw invalidClient(creds.basic, 'this client must authenticate with its secret');
-    }
-  } else if (hasSecret) {
-    throw invalidClient(creds.basic, 'a public client has no secret');
-  } else if (opts.confidentialOnly) {
-    // Introspection (RFC 7662 §2.1): anyone can claim a public client's id, so it proves nothing.
-    throw invalidClient(
-      creds.basic,
-      'only a confidential client authenticated with its secret may call this',
-    );
+  const limit = req.routeOptions.config.clientLimit;
+  let creds: PresentedCredentials | undefined;
+  let verified: { client: Client; proven: boolean };
+  try {
+    creds = presented(req, body);
+    verified = await verify(ctx, creds, opts);
+  } catch (err) {
+    if (limit && err instanceof OAuthError && err.error === 'invalid_client')
+      await spendAuthFailure(ctx, ctx.rateLimits.source(req), creds?.clientId);
+    throw err;
+  }
+  const { client, proven } = verified;
+  if (limit) {
+    const key = proven
+      ? `client:${client.clientId}`
+      : `client:${client.clientId}|${ctx.rateLimits.source(req)}`;
+    await ctx.rateLimits.consume(limit, key);
   }
   return client;
 }

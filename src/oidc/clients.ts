@@ -31,8 +31,9 @@ interface Entry {
 }
 
 /**
- * Per-context cache (tests run several apps in one process). Entries live `clientCacheTtlMs`;
- * `onAppChanged` drops an entry at once when the app changes on this instance.
+ * Per-context cache (tests run several apps in one process). `onAppChanged` drops an entry at once
+ * when the app changes on any instance (the invalidation channel); entries also expire after
+ * `clientCacheTtlMs`, a backstop for a notification lost in flight.
  */
 const caches = new WeakMap<AppContext, Map<string, Entry>>();
 
@@ -42,8 +43,9 @@ function cacheOf(ctx: AppContext): Map<string, Entry> {
     const created = new Map<string, Entry>();
     cache = created;
     caches.set(ctx, created);
-    const unsubscribe = onAppChanged((clientId) => {
-      created.delete(clientId);
+    const unsubscribe = onAppChanged(ctx, (clientId) => {
+      if (clientId === '*') created.clear();
+      else created.delete(clientId);
     });
     ctx.hooks.onClose.push(unsubscribe);
   }
@@ -91,11 +93,13 @@ async function fetchClient(ctx: AppContext, clientId: string): Promise<Client | 
 
 /**
  * The enabled app with this client id whose brand and org are live, or null. Cached per instance
- * for `clientCacheTtlMs` (misses too, so unknown client ids cannot hammer the database).
+ * for `clientCacheTtlMs` (misses too, so unknown client ids cannot hammer the database), except
+ * while the invalidation channel is down: then every call reads the database (fail closed).
  */
 export async function loadClient(ctx: AppContext, clientId: string): Promise<Client | null> {
   if (!clientId || clientId.length > 200) return null;
   const cache = cacheOf(ctx);
+  if (!ctx.invalidation.healthy) return fetchClient(ctx, clientId);
   const now = Date.now();
   const hit = cache.get(clientId);
   if (hit) {

@@ -27,10 +27,10 @@ import { csrfTokenFor, findSession } from './sessions.js';
 const MAX_USER_CODE = 64;
 
 async function checkGuessBudget(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  await ctx.rateLimits.consume('deviceUserCode', req.ip, reply, undefined, 0);
+  await ctx.rateLimits.consume('deviceUserCode', ctx.rateLimits.source(req), reply, undefined, 0);
 }
 async function spendGuess(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  await ctx.rateLimits.consume('deviceUserCode', req.ip, reply);
+  await ctx.rateLimits.consume('deviceUserCode', ctx.rateLimits.source(req), reply);
 }
 
 function enterCodePage(reply: FastifyReply, opts: { status?: number; message?: string; code?: string } = {}) {

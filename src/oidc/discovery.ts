@@ -59,7 +59,7 @@ export function discoveryDocument(config: Config) {
 export const wellKnownRoutes: FastifyPluginAsync = async (app) => {
   const ctx = app.ctx;
   const discovery = JSON.stringify(discoveryDocument(ctx.config));
-  const limit = ctx.rateLimits.guard('wellKnown', (req) => req.ip);
+  const limit = ctx.rateLimits.guard('wellKnown', (req) => ctx.rateLimits.source(req));
 
   app.get('/.well-known/openid-configuration', { preHandler: limit }, async (_req, reply) => {
     reply

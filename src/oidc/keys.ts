@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Encryptor } from '../lib/encryption.js';
 import { randomAlphanumeric } from '../lib/ids.js';
 import type { Db } from '../db/types.js';
+import { type InvalidationBus, publishInvalidation } from '../events/invalidation.js';
 
 export interface SigningKey {
   kid: string;
@@ -50,6 +51,8 @@ export async function rotateSigningKey(db: Db, encryptor: Encryptor, clock: Cloc
     .where('kid', '!=', kid)
     .where('retired_at', 'is', null)
     .execute();
+  // Every instance rereads its key set now (the CLI rotates with no server in process).
+  await publishInvalidation(db, 'keys', ['*']);
   return kid;
 }
 
@@ -66,7 +69,12 @@ export class KeyStore {
     private readonly db: Db,
     private readonly encryptor: Encryptor,
     private readonly clock: Clock,
-  ) {}
+    private readonly bus?: InvalidationBus,
+  ) {
+    bus?.on('keys', () => {
+      this.state = null;
+    });
+  }
 
   /** Creates the first key when there is none (several instances starting at once: the advisory lock decides). */
   async ensureKey(): Promise<void> {
@@ -118,7 +126,13 @@ export class KeyStore {
 
   private async current(): Promise<KeyState> {
     const s = this.state;
-    if (s && this.clock.nowMs() - s.loadedAt < defaults.keySetRefreshMs && this.clock.nowMs() >= s.loadedAt)
+    // While the invalidation channel is down the key set is reread on each use (fail closed).
+    if (
+      s &&
+      (!this.bus || this.bus.healthy) &&
+      this.clock.nowMs() - s.loadedAt < defaults.keySetRefreshMs &&
+      this.clock.nowMs() >= s.loadedAt
+    )
       return s;
     return this.reload();
   }

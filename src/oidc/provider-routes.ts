@@ -137,7 +137,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/interactions/:id/providers/:type',
     {
       schema: { params: InteractionProviderParams, response: { ...Page, 429: ErrorEnvelope } },
-      preHandler: ctx.rateLimits.guard('providerStart', (req) => req.ip),
+      preHandler: ctx.rateLimits.guard('providerStart', (req) => ctx.rateLimits.source(req)),
     },
     async (req, reply) => {
       const type = req.params.type as ProviderType;
@@ -486,6 +486,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
           ...errorResponses(400, 401, 403, 404, 429),
         },
       },
+      config: { apiKeyScope: 'access-token-only' },
       preHandler: [
         authenticate(ctx),
         async (req) => {

@@ -50,7 +50,7 @@ const HtmlOrRedirect = { 200: Type.String(), 302: Type.Null(), 400: Type.String(
 export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   const sameOrigin = sameOriginGuard(ctx);
-  const walletLimit = ctx.rateLimits.guard('signinWallet', (req) => req.ip);
+  const walletLimit = ctx.rateLimits.guard('signinWallet', (req) => ctx.rateLimits.source(req));
 
   const sweeper = setInterval(() => {
     sweepExpiredSignin(ctx).catch((err) => app.log.warn({ err }, 'sign-in sweep failed'));
@@ -66,7 +66,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
         response: { 302: Type.Null(), 400: OAuthErrorBody, 429: OAuthErrorBody },
       },
-      preHandler: ctx.rateLimits.guard('authorize', (req) => req.ip),
+      preHandler: ctx.rateLimits.guard('authorize', (req) => ctx.rateLimits.source(req)),
     },
     async (req, reply) => {
       const outcome = await authorize(ctx, req);

@@ -4,8 +4,8 @@ import { Type } from 'typebox';
 import { defaults } from '../config/defaults.js';
 import { OAuthError } from '../http/errors.js';
 import { ErrorEnvelope, OAuthErrorBody } from '../http/schemas.js';
-import { authenticateClient, claimedClientId } from './client-auth.js';
-import { DEVICE_GRANT, deviceAuthorize } from './device-authorize.js';
+import { authenticateClient } from './client-auth.js';
+import { deviceAuthorize } from './device-authorize.js';
 import { introspectToken, registerApiKeyIntrospector } from './introspect.js';
 import { revocationCheck, sweepExpired } from './revocation.js';
 import { revokeToken } from './revoke.js';
@@ -97,9 +97,6 @@ function required(value: string | undefined, field: string): string {
   return value;
 }
 
-/** Rate-limit key: the claimed client id (before authentication, so secret guessing is limited). */
-const byClient = (req: FastifyRequest) => `client:${claimedClientId(req) ?? `ip:${req.ip}`}`;
-
 /**
  * The token side of the issuer: token, revoke, introspect, device authorization and userinfo.
  * Registers the issuer's access-token check (revoked jtis, disabled apps, deleted users), the
@@ -121,10 +118,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: { body: TokenBody, response: { 200: TokenResponse, ...oauthErrors } },
       preValidation: formOnly,
-      // Device polling is paced per device code (interval, slow_down), not per client.
-      preHandler: ctx.rateLimits.guard('token', (req) =>
-        (req.body as { grant_type?: string }).grant_type === DEVICE_GRANT ? undefined : byClient(req),
-      ),
+      // Spent in authenticateClient, by the authenticated client (device polling too, besides the
+      // per-device-code pacing).
+      config: { clientLimit: 'token' },
     },
     async (req, reply) => {
       const tokens = await tokenEndpoint(ctx, req, req.body);
@@ -137,7 +133,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: { body: TokenOnlyBody, response: { 200: Type.String({ maxLength: 0 }), ...oauthErrors } },
       preValidation: formOnly,
-      preHandler: ctx.rateLimits.guard('revoke', byClient),
+      config: { clientLimit: 'revoke' },
     },
     async (req, reply) => {
       const client = await authenticateClient(ctx, req, req.body);
@@ -151,7 +147,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: { body: TokenOnlyBody, response: { 200: IntrospectionResponse, ...oauthErrors } },
       preValidation: formOnly,
-      preHandler: ctx.rateLimits.guard('introspect', byClient),
+      config: { clientLimit: 'introspect' },
     },
     async (req, reply) => {
       const client = await authenticateClient(ctx, req, req.body, { confidentialOnly: true });
@@ -165,7 +161,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: { body: DeviceBody, response: { 200: DeviceResponse, ...oauthErrors } },
       preValidation: formOnly,
-      preHandler: ctx.rateLimits.guard('deviceAuthorize', byClient),
+      config: { clientLimit: 'deviceAuthorize' },
     },
     async (req, reply) => {
       const result = await deviceAuthorize(ctx, req, req.body);

@@ -48,7 +48,7 @@ describe('apps', () => {
       description: 'Read your orders',
     });
     assert.equal(scope.status, 201, scope.raw);
-    unsubscribe = onAppChanged((clientId) => changed.push(clientId));
+    unsubscribe = onAppChanged(t.ctx, (clientId) => changed.push(clientId));
   });
   after(async () => {
     unsubscribe();

@@ -28,9 +28,13 @@ describe('bearer authentication and permissions', () => {
         const ctx = app.ctx;
         const requirePermission = orgGuards(ctx);
         const adminPermission = orgGuards(ctx, { admin: true });
-        app.get('/test/me', { preHandler: authenticate(ctx) }, async (req) => ({
-          userId: principalOf(req).userId,
-        }));
+        app.get(
+          '/test/me',
+          { preHandler: authenticate(ctx), config: { apiKeyScope: ['users:read'] } },
+          async (req) => ({
+            userId: principalOf(req).userId,
+          }),
+        );
         app.get(
           '/test/orgs/:orgSlug/apps',
           { preHandler: [authenticate(ctx), requirePermission('org.apps.view')] },

@@ -509,7 +509,7 @@ describe('token endpoint errors', () => {
       });
     assert.equal((await call()).statusCode, 200);
     await t.ctx.db.updateTable('apps').set({ enabled: false }).where('id', '=', changing.appId).execute();
-    notifyAppChanged([changing.clientId]);
+    await notifyAppChanged(t.ctx, [changing.clientId]);
     assert.equal(json(await call()).error, 'invalid_client');
   });
 

@@ -291,7 +291,7 @@ export async function updateApp(
     });
     return { app: toApp(row, brand.slug), changed: true };
   });
-  if (result.changed) notifyAppChanged([clientId]);
+  if (result.changed) await notifyAppChanged(ctx, [clientId]);
   return result.app;
 }
 
@@ -321,7 +321,7 @@ export async function rotateSecret(
     });
     return fresh;
   });
-  notifyAppChanged([clientId]);
+  await notifyAppChanged(ctx, [clientId]);
   return { clientSecret: secret };
 }
 
@@ -348,5 +348,5 @@ export async function deleteApp(
       events: [{ type: 'oidcClient.deleted', data: { clientId, brand: brand.slug } }],
     });
   });
-  notifyAppChanged([clientId]);
+  await notifyAppChanged(ctx, [clientId]);
 }

@@ -250,5 +250,5 @@ export async function deleteBrand(ctx: AppContext, org: OrgRow, actorUserId: str
     });
     return apps.map((a) => a.client_id);
   });
-  notifyAppChanged(disabledApps);
+  await notifyAppChanged(ctx, disabledApps);
 }

@@ -26,6 +26,8 @@ export const filesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/files',
     {
       schema: { response: { 201: FileTrackerWithId, ...authErrors, ...errorResponses(413, 415) } },
+      // Uploads are profile pictures and brand images.
+      config: { apiKeyScope: ['users:write', 'org.brands.edit'] },
       preHandler: [authenticate(ctx), ctx.rateLimits.guard('fileUpload', (req) => req.principal?.userId)],
     },
     async (req, reply) => {

@@ -63,6 +63,8 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/identity/organizations',
     {
       schema: { body: CreateOrgBody, response: { 201: OrgSchema, ...authErrors, ...errorResponses(409) } },
+      // An account-level write: no org permission applies.
+      config: { apiKeyScope: ['users:write'] },
       preHandler: [authenticate(ctx), ctx.rateLimits.guard('orgWrite', byUser)],
     },
     async (req, reply) => reply.code(201).send(await createOrg(ctx, principalOf(req).userId, req.body)),
@@ -72,6 +74,7 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/identity/organizations',
     {
       schema: { querystring: OrgListQuery, response: { 200: listOf(OrgSchema), ...authErrors } },
+      config: { apiKeyScope: ['users:read', 'org.read'] },
       preHandler: [authenticate(ctx), ctx.rateLimits.guard('orgRead', byUser)],
     },
     async (req) => {

@@ -188,5 +188,5 @@ export async function deleteOrg(
     return apps;
   });
   // The issuer's client cache drops them now, not when its entries expire.
-  notifyAppChanged(disabledApps);
+  await notifyAppChanged(ctx, disabledApps);
 }

@@ -2,6 +2,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
+import type { Executor } from '../../db/types.js';
+import { publishInvalidation } from '../../events/invalidation.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { SolanaRpc, SolanaRpcTimeoutError } from '../../solana/rpc.js';
@@ -145,8 +147,9 @@ interface CachedGate {
 
 /**
  * The public check's view of gates, keyed by (gate id, org slug) and kept `tokenGateLookupTtl`
- * seconds, misses included (random ids cannot each cost a query). Writes on this instance invalidate
- * at once; other instances see them within the TTL.
+ * seconds, misses included (random ids cannot each cost a query). A write on any instance
+ * invalidates at once (the invalidation channel); while that channel is down nothing is served from
+ * here (fail closed).
  */
 class GateLookupCache {
   private readonly byGate = new Map<string, Map<string, { gate: CachedGate | null; expiresAt: number }>>();
@@ -161,6 +164,7 @@ class GateLookupCache {
 
   /** The cached gate (or cached miss, null); undefined when it must be read. */
   peek(orgSlug: string, gateId: string): CachedGate | null | undefined {
+    if (!this.ctx.invalidation.healthy) return undefined;
     const hit = this.byGate.get(gateId)?.get(orgSlug);
     return hit && hit.expiresAt > this.ctx.clock.nowMs() ? hit.gate : undefined;
   }
@@ -194,11 +198,16 @@ class GateLookupCache {
 
   invalidateGate(gateId: string): void {
     this.generation++;
-    this.byGate.delete(gateId);
+    if (gateId === '*') this.byGate.clear();
+    else this.byGate.delete(gateId);
   }
 
   invalidateOrg(orgId: string): void {
     this.generation++;
+    if (orgId === '*') {
+      this.byGate.clear();
+      return;
+    }
     for (const [gateId, bySlug] of this.byGate) {
       for (const e of bySlug.values()) if (e.gate?.orgId === orgId) this.byGate.delete(gateId);
     }
@@ -215,18 +224,16 @@ const GATE_ID = /^gate_[A-Za-z0-9]{1,64}$/;
 const DISABLED: CheckResult = { hasAccess: false, balance: null, reason: 'gateDisabled' };
 const NOT_FOUND: CheckResult = { hasAccess: false, balance: null, reason: 'walletNotFound' };
 
-/** Every live checker in this process, so that a write or an org deletion invalidates them all. */
-const live = new Set<GateChecker>();
 const byContext = new WeakMap<AppContext, GateChecker>();
 
-/** Drops cached lookups of one gate (after a write to it on this instance). */
-export function invalidateGateLookups(gateId: string): void {
-  for (const c of live) c.gates.invalidateGate(gateId);
+/** Drops cached lookups of one gate on every instance (after a write to it committed). */
+export async function invalidateGateLookups(ctx: AppContext, gateId: string): Promise<void> {
+  await ctx.invalidation.publish('gate', [gateId]);
 }
 
-/** Drops cached lookups of an org's gates (org deletion). */
-export function invalidateOrgGateLookups(orgId: string): void {
-  for (const c of live) c.gates.invalidateOrg(orgId);
+/** Drops cached lookups of an org's gates on every instance when `trx` (an org deletion) commits. */
+export async function invalidateOrgGateLookups(trx: Executor, orgId: string): Promise<void> {
+  await publishInvalidation(trx, 'gateOrg', [orgId]);
 }
 
 /** The checker serving `ctx`'s app (tests use it to inject a short RPC timeout). */
@@ -245,6 +252,7 @@ export class GateChecker {
   private readonly inflight = new Map<string, Promise<BalanceEntry>>();
   /** Chain reads started, and checks that joined a read already under way instead of starting one. */
   readonly stats = { reads: 0, joined: 0 };
+  private readonly unsubscribe: Array<() => void>;
 
   constructor(
     private readonly ctx: AppContext,
@@ -260,12 +268,15 @@ export class GateChecker {
     this.balances = ctx.redis
       ? new RedisBalanceCache(ctx.redis, `${ctx.config.redisPrefix}tg:bal:`, ctx.clock, ttlMs, log)
       : new MemoryBalanceCache(ctx.clock, ttlMs, defaults.tokenGateCacheMaxEntries);
-    live.add(this);
     byContext.set(ctx, this);
+    this.unsubscribe = [
+      ctx.invalidation.on('gate', (id) => this.gates.invalidateGate(id)),
+      ctx.invalidation.on('gateOrg', (id) => this.gates.invalidateOrg(id)),
+    ];
   }
 
   close(): void {
-    live.delete(this);
+    for (const off of this.unsubscribe) off();
     byContext.delete(this.ctx);
   }
 

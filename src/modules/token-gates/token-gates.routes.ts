@@ -162,7 +162,10 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // No reply: RateLimit-* go out only with a 429 here (the interface asks them of every answer on
       // the user routes only). Three more headers on every answer are a measurable part of this
       // route's cost; clients of the public check learn their budget from a refusal's headers.
-      const limit = ctx.rateLimits.consume(refresh ? 'gateCheckRefresh' : 'gateCheck', req.ip);
+      const limit = ctx.rateLimits.consume(
+        refresh ? 'gateCheckRefresh' : 'gateCheck',
+        ctx.rateLimits.source(req),
+      );
       const answer = limit
         ? limit.then(() => lookup(req, orgSlug, gateId, refresh))
         : lookup(req, orgSlug, gateId, refresh);

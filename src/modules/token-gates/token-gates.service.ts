@@ -98,7 +98,7 @@ export async function createGate(
     });
     return created;
   });
-  invalidateGateLookups(row.id);
+  await invalidateGateLookups(ctx, row.id);
   return toView(row, org.slug);
 }
 
@@ -154,7 +154,7 @@ export async function patchGate(
     });
     return after;
   });
-  invalidateGateLookups(gateId);
+  await invalidateGateLookups(ctx, gateId);
   return toView(row, org.slug);
 }
 
@@ -176,13 +176,13 @@ export async function removeGate(
       events: [{ type: 'tokenGate.deleted', data: { gateId } }],
     });
   });
-  invalidateGateLookups(gateId);
+  await invalidateGateLookups(ctx, gateId);
 }
 
 /**
  * For org deletion, inside its transaction: turns every gate of the org off. The check already
  * answers 404 for a deleted org's gates; disabling them keeps them off should the org be restored.
- * Lookups cached by this process are dropped; other instances follow within tokenGateLookupTtl.
+ * Every instance drops its cached lookups of the org's gates when the deletion commits.
  */
 export async function disableOrgTokenGates(
   trx: Trx,
@@ -190,7 +190,7 @@ export async function disableOrgTokenGates(
   clock: Clock = systemClock,
 ): Promise<string[]> {
   const ids = await disableGatesOfOrg(trx, orgId, clock.now());
-  invalidateOrgGateLookups(orgId);
+  await invalidateOrgGateLookups(trx, orgId);
   return ids;
 }
 

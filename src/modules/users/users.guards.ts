@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
 import { principalOf } from '../../http/auth.js';
 import { forbidden } from '../../http/errors.js';
+import { declareKeyScope } from '../../http/key-scopes.js';
 import { apiKeyAllows } from '../../http/permissions.js';
 
 /**
@@ -10,11 +11,12 @@ import { apiKeyAllows } from '../../http/permissions.js';
  * Access tokens (console audience) pass: the user is acting for themselves.
  */
 export function requireKeyScope(scope: string) {
-  return async function keyScopeGuard(req: FastifyRequest): Promise<void> {
+  const guard = async function keyScopeGuard(req: FastifyRequest): Promise<void> {
     const p = principalOf(req);
     if (p.kind === 'api_key' && !apiKeyAllows(p.scopes, scope))
       throw forbidden(scope, 'the API key scopes do not allow this');
   };
+  return declareKeyScope(guard, [scope]);
 }
 
 /**
@@ -22,10 +24,12 @@ export function requireKeyScope(scope: string) {
  * access token: a leaked or narrowly scoped key must not be able to mint wider keys, add a sign-in
  * method (which signs in to the whole account) or destroy the account.
  */
-export async function requireAccessToken(req: FastifyRequest): Promise<void> {
+export const requireAccessToken = declareKeyScope(async function requireAccessToken(
+  req: FastifyRequest,
+): Promise<void> {
   if (principalOf(req).kind !== 'access_token')
     throw forbidden('access_token', 'this needs an access token from a sign-in, not an API key');
-}
+}, 'access-token-only');
 
 /** `auth_time` of the caller's access token (already verified by `authenticate`), if any. */
 export function authTimeOf(req: FastifyRequest): number | undefined {

@@ -171,6 +171,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   addEventSink(service.webhookOutboxSink);
   setEventInterest(service.webhookInterest);
+  ctx.hooks.onClose.push(service.followWebhookChanges(ctx.invalidation));
   const worker = webhookWorker(ctx, app.log);
   app.addHook('onReady', async () => worker.start());
   app.addHook('onClose', async () => worker.close());

@@ -2,6 +2,7 @@ import type { AppContext } from '../../context.js';
 import { mapDbError, registerConstraint } from '../../db/errors.js';
 import type { Executor, OrgRow, Trx } from '../../db/types.js';
 import { EVENT_TYPES, type EventType, subscribes } from '../../events/catalog.js';
+import { type InvalidationBus, publishInvalidation } from '../../events/invalidation.js';
 import { type EventSink, recordMutation } from '../../events/outbox.js';
 import { type FieldError, notFound, validationFailed } from '../../http/errors.js';
 import { newId, uuid } from '../../lib/ids.js';
@@ -133,7 +134,7 @@ export async function createWebhook(
       metadata: { url, events },
     });
   });
-  forgetInterest(org.id);
+  await ctx.invalidation.publish('webhooks', [org.id]);
   return { ...presentWebhook(row), secret };
 }
 
@@ -197,7 +198,7 @@ export async function updateWebhook(
     });
     return presentWebhook(after);
   });
-  forgetInterest(orgId);
+  await ctx.invalidation.publish('webhooks', [orgId]);
   return updated;
 }
 
@@ -221,6 +222,7 @@ export async function deleteWebhook(
       metadata: { url: w.url },
     });
   });
+  await ctx.invalidation.publish('webhooks', [orgId]);
 }
 
 /** A new secret, effective at once: the next attempt of any delivery signs with it. */
@@ -251,6 +253,7 @@ export async function rotateSecret(
 /** Org deletion: every webhook of the org stops receiving (registered with the orgs module). */
 export async function disableOrgWebhooks(trx: Trx, orgId: string, now: Date = new Date()): Promise<void> {
   await q.disableAllWebhooks(trx, orgId, now);
+  await publishInvalidation(trx, 'webhooks', [orgId]);
 }
 onOrgDeleted((trx, orgId) => disableOrgWebhooks(trx, orgId));
 
@@ -278,14 +281,34 @@ export function envelope(e: {
 /** How long an instance trusts its copy of an org's subscriptions when deciding to record `token.*`. */
 const INTEREST_TTL_MS = 1000;
 const interestCache = new Map<string, { at: number; events: string[][] }>();
+/** The invalidation channels of the apps in this process: the cache serves only while all listen. */
+const interestBuses = new Set<InvalidationBus>();
+
+/**
+ * Keeps the interest cache in step with webhook writes on every instance (`webhooks` topic) and off
+ * while `bus` is not listening. Returns the unsubscribe.
+ */
+export function followWebhookChanges(bus: InvalidationBus): () => void {
+  interestBuses.add(bus);
+  const off = bus.on('webhooks', (orgId) => forgetInterest(orgId));
+  return () => {
+    off();
+    interestBuses.delete(bus);
+  };
+}
+
+function interestCacheUsable(): boolean {
+  for (const bus of interestBuses) if (!bus.healthy) return false;
+  return true;
+}
 
 /**
  * Whether any enabled webhook of the org subscribes to `type`. Cached for a second per org (and
- * dropped at once on this instance's webhook writes), so the token endpoint does not read the
- * webhooks table per token; a new `token.*` subscription applies within a second on every instance.
+ * dropped at once on every instance by webhook writes), so the token endpoint does not read the
+ * webhooks table per token.
  */
 export async function webhookInterest(db: Executor, orgId: string, type: EventType): Promise<boolean> {
-  let cached = interestCache.get(orgId);
+  let cached = interestCacheUsable() ? interestCache.get(orgId) : undefined;
   if (!cached || Date.now() - cached.at > INTEREST_TTL_MS) {
     const hooks = await q.enabledWebhooksOfOrg(db as Trx, orgId);
     cached = { at: Date.now(), events: hooks.map((h) => h.events) };
@@ -296,7 +319,8 @@ export async function webhookInterest(db: Executor, orgId: string, type: EventTy
 }
 
 export function forgetInterest(orgId: string): void {
-  interestCache.delete(orgId);
+  if (orgId === '*') interestCache.clear();
+  else interestCache.delete(orgId);
 }
 
 /**

@@ -1,0 +1,256 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import pg from 'pg';
+import type { Config } from '../config/index.js';
+import type { DatabaseHandle } from '../db/index.js';
+import type { Executor } from '../db/types.js';
+
+/**
+ * What a per-instance cache of security state keeps, by topic; the key says which entry changed
+ * (`*`: every entry). `app`: OAuth clients by client id (secrets, redirect URIs, disabled apps);
+ * `keys`: the signing key set; `gate`/`gateOrg`: token-gate lookups by gate id / org id;
+ * `webhooks`: an org's webhook subscriptions by org id.
+ */
+export type InvalidationTopic = 'app' | 'keys' | 'gate' | 'gateOrg' | 'webhooks';
+
+const TOPICS: ReadonlySet<string> = new Set<InvalidationTopic>([
+  'app',
+  'keys',
+  'gate',
+  'gateOrg',
+  'webhooks',
+]);
+
+/**
+ * The PostgreSQL channel every instance listens on. Payload: `<schema>\t<origin>\t<topic>\t<key>`;
+ * the origin names the instance that already applied the change locally (`-`: none did).
+ */
+export const INVALIDATION_CHANNEL = 'gatehouse_invalidate';
+
+/** The marker topic `sync()` sends itself. */
+const SYNC = 'sync';
+
+/** Most bytes of a NOTIFY payload (PostgreSQL's limit is 8000). */
+const MAX_PAYLOAD = 7900;
+
+/**
+ * Announces changed entries to every instance on the database (this one included), through
+ * `pg_notify`. Run it inside the transaction that made the change when there is one: PostgreSQL
+ * delivers the notification when (and only if) it commits.
+ */
+export async function publishInvalidation(
+  db: Executor,
+  topic: InvalidationTopic,
+  keys: Iterable<string>,
+  origin = '-',
+): Promise<void> {
+  const payloads: string[] = [];
+  for (const key of keys) payloads.push(`${origin}\t${topic}\t${key}`);
+  if (payloads.length === 0) return;
+  for (const p of payloads) {
+    if (p.length > MAX_PAYLOAD) throw new Error('invalidation key too long');
+    await sql`select pg_notify(${INVALIDATION_CHANNEL}, current_schema() || ${`\t${p}`})`.execute(db);
+  }
+}
+
+type Handler = (key: string) => void;
+
+export interface InvalidationLog {
+  warn(obj: unknown, msg?: string): void;
+}
+
+/**
+ * Cross-instance invalidation of the caches of security state (DESIGN.md §5: a rotated secret, a
+ * disabled app, a new signing key, a changed gate or subscription takes effect on every instance at
+ * once). Every instance LISTENs on one PostgreSQL channel (the embedded database delivers the same
+ * notifications in process, so instances sharing it hear each other too).
+ *
+ * Fail closed: `healthy` is false while the channel is not listening (not yet connected, connection
+ * lost, reconnecting); caches then read through to the database on every use. Each change of state
+ * drops every cached entry, since notifications sent meanwhile were missed.
+ */
+export class InvalidationBus {
+  private readonly handlers = new Map<string, Set<Handler>>();
+  private listening = false;
+  private stopped = false;
+  private schema = 'public';
+  private unlisten: (() => Promise<void>) | null = null;
+  private readonly waiting = new Map<string, () => void>();
+  /** This instance's name in payloads, so it skips the echo of what it applied already. */
+  private readonly origin = randomBytes(6).toString('hex');
+
+  constructor(
+    private readonly database: DatabaseHandle,
+    private readonly config: Config,
+    private log?: InvalidationLog,
+  ) {}
+
+  /** Whether caches may serve from memory: the channel is listening. */
+  get healthy(): boolean {
+    return this.listening;
+  }
+
+  setLog(log: InvalidationLog): void {
+    this.log = log;
+  }
+
+  /** Subscribes to a topic; the handler hears each changed key (`*` for all). Returns the unsubscribe. */
+  on(topic: InvalidationTopic, handler: Handler): () => void {
+    let set = this.handlers.get(topic);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(topic, set);
+    }
+    set.add(handler);
+    return () => {
+      set.delete(handler);
+    };
+  }
+
+  /**
+   * Drops the entries on this instance now and announces them to every instance. With `trx`, the
+   * announcement goes out when that transaction commits.
+   */
+  async publish(topic: InvalidationTopic, keys: Iterable<string>, trx?: Executor): Promise<void> {
+    const list = [...keys];
+    // Inside a transaction the change is not visible yet: this instance hears it at commit, too.
+    if (!trx) for (const k of list) this.deliver(topic, k);
+    try {
+      await publishInvalidation(trx ?? this.database.db, topic, list, trx ? '-' : this.origin);
+    } catch (err) {
+      if (trx) throw err;
+      // The change is committed; entries elsewhere still expire by their TTL.
+      this.log?.warn({ err, topic }, 'cache invalidation: could not notify other instances');
+    }
+  }
+
+  /**
+   * Resolves once every notification committed before this call has reached this instance: sends a
+   * marker through the channel and waits for it (PostgreSQL delivers in commit order). Tests use it
+   * to observe another instance's change without sleeping.
+   */
+  async sync(): Promise<void> {
+    if (!this.listening) return;
+    const id = randomBytes(8).toString('hex');
+    const arrived = new Promise<void>((resolve) => this.waiting.set(id, resolve));
+    await sql`select pg_notify(${INVALIDATION_CHANNEL}, current_schema() || ${`\t-\t${SYNC}\t${id}`})`.execute(
+      this.database.db,
+    );
+    await arrived;
+  }
+
+  private deliver(topic: string, key: string): void {
+    const set = this.handlers.get(topic);
+    if (!set) return;
+    for (const h of set) {
+      try {
+        h(key);
+      } catch (err) {
+        this.log?.warn({ err, topic }, 'cache invalidation handler failed');
+      }
+    }
+  }
+
+  private flushAll(): void {
+    for (const topic of this.handlers.keys()) this.deliver(topic, '*');
+  }
+
+  private onPayload(payload: string | null | undefined): void {
+    if (!payload) return;
+    const [schema, origin, topic, ...rest] = payload.split('\t');
+    if (schema !== this.schema || origin === this.origin) return;
+    const key = rest.join('\t');
+    if (topic === SYNC) {
+      const resolve = this.waiting.get(key);
+      if (resolve) {
+        this.waiting.delete(key);
+        resolve();
+      }
+      return;
+    }
+    if (TOPICS.has(topic)) this.deliver(topic, key);
+  }
+
+  private setListening(on: boolean): void {
+    if (this.listening === on) return;
+    this.listening = on;
+    this.flushAll();
+  }
+
+  /** Starts listening; resolves when the channel is up (or failed: then caches stay off and it retries). */
+  async start(): Promise<void> {
+    const row = await sql<{ s: string }>`select current_schema() as s`.execute(this.database.db);
+    this.schema = row.rows[0]?.s ?? 'public';
+    await this.subscribe();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.setListening(false);
+    const u = this.unlisten;
+    this.unlisten = null;
+    if (u) await u();
+    for (const resolve of this.waiting.values()) resolve();
+    this.waiting.clear();
+  }
+
+  private async subscribe(): Promise<void> {
+    if (this.stopped) return;
+    const { database, config } = this;
+    try {
+      if (database.pglite) {
+        const off = await database.pglite.listen(INVALIDATION_CHANNEL, (p) => this.onPayload(p));
+        this.unlisten = async () => off();
+        this.setListening(true);
+      } else if (database.kind === 'postgres' && config.databaseUrl) {
+        await this.subscribePostgres(config.databaseUrl);
+      }
+    } catch (err) {
+      this.setListening(false);
+      this.log?.warn({ err }, 'cache invalidation: cannot listen; caches are off until it can');
+      this.retrySoon();
+    }
+  }
+
+  private retrySoon(): void {
+    if (this.stopped) return;
+    setTimeout(() => void this.subscribe(), 1000).unref();
+  }
+
+  private async subscribePostgres(url: string): Promise<void> {
+    const client = new pg.Client({ connectionString: url, application_name: 'gatehouse-invalidation' });
+    let ended = false;
+    const lost = () => {
+      if (ended) return;
+      ended = true;
+      this.setListening(false);
+      client.end().catch(() => {});
+      if (this.stopped) return;
+      this.log?.warn('cache invalidation: connection lost; caches are off until it is back');
+      this.retrySoon();
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    client.on('notification', (n) => {
+      if (n.channel === INVALIDATION_CHANNEL) this.onPayload(n.payload);
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${INVALIDATION_CHANNEL}`);
+    } catch (err) {
+      ended = true;
+      client.end().catch(() => {});
+      throw err;
+    }
+    if (this.stopped) {
+      ended = true;
+      await client.end();
+      return;
+    }
+    this.unlisten = async () => {
+      ended = true;
+      await client.end();
+    };
+    this.setListening(true);
+  }
+}
