@@ -7,6 +7,7 @@ import { defaults } from './config/defaults.js';
 import type { AppContext } from './context.js';
 import { makeAjv } from './http/ajv.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { installInputRules } from './http/input-rules.js';
 import { lazyChildLoggerFactory } from './http/logger.js';
 import { brandsModule } from './modules/brands/brands.plugin.js';
 import { filesRoutes } from './modules/files/files.routes.js';
@@ -87,6 +88,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema),
   );
+
+  installInputRules(app);
 
   app.decorate('ctx', ctx);
   app.decorateRequest('principal', null);

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isBadValueError } from '../db/errors.js';
 import { ApiError, type FieldError, OAuthError } from './errors.js';
 
 const KEYWORD_CODES: Record<string, string> = {
@@ -122,6 +123,15 @@ export function installErrorHandling(app: FastifyInstance): void {
       apiErr = new ApiError(400, 'validation_failed', 'request validation failed', { fields });
     }
     if (!apiErr) apiErr = fromFastifyError(error);
+    if (!apiErr && isBadValueError(error)) {
+      // A value the schema rule should have refused: the caller's mistake, but worth a warning.
+      req.log.warn({ sqlState: error.code, route: req.routeOptions.url }, 'database refused a request value');
+      apiErr = new ApiError(400, 'validation_failed', 'a value in the request cannot be stored', {
+        fields: [
+          { field: 'request', code: 'invalid_value', message: 'a value is out of range or malformed' },
+        ],
+      });
+    }
     if (!apiErr) {
       req.log.error({ err: error }, 'unhandled error');
       if (oauth) return sendOAuth(reply, new OAuthError('server_error', 'internal error', 500));
