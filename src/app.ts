@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { defaults } from './config/defaults.js';
 import type { AppContext } from './context.js';
 import { makeAjv } from './http/ajv.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { installInputRules } from './http/input-rules.js';
 import { lazyChildLoggerFactory } from './http/logger.js';
 import { brandsModule } from './modules/brands/brands.plugin.js';
@@ -81,6 +81,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     genReqId: requestIds(),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     forceCloseConnections: 'idle',
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const bodyAjv = makeAjv(false);

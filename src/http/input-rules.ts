@@ -4,8 +4,9 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
  * One rule for every value a request carries, applied to every route's schema when the route is
  * registered (see `installInputRules`), so no route can forget it:
  *
- * - every string has a length bound and cannot hold a NUL character (PostgreSQL refuses `\u0000`
- *   in text and jsonb with an error, which would otherwise surface as a 500);
+ * - every string has a length bound and holds neither a NUL character nor an unpaired UTF-16
+ *   surrogate (PostgreSQL refuses `\u0000` in text and jsonb, and a lone `\ud800` escape in jsonb,
+ *   with an error that would otherwise surface as a 500);
  * - every integer and number has a minimum and a maximum inside PostgreSQL's `integer` range;
  * - every array has a bound on its length.
  *
@@ -14,8 +15,11 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
  * document generated from the same schemas shows the bounds too.
  */
 
-/** A string matching this holds no NUL character. ECMA-262 syntax, valid in JSON Schema/OpenAPI. */
-export const NUL_FREE_PATTERN = '^[^\\u0000]*$';
+/**
+ * A string matching this holds no NUL and no unpaired surrogate. ECMA-262 syntax with the `u` flag
+ * (as AJV and JSON Schema read patterns): a surrogate pair is one code point outside the range.
+ */
+export const SAFE_TEXT_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
 
 export const inputDefaults = {
   /** Length bound for a string that declares none: above the longest legitimate value (a signed
@@ -39,42 +43,51 @@ function types(s: Schema): string[] {
 }
 
 /**
- * True when `pattern` provably cannot match a string holding a NUL: anchored at both ends, no
- * top-level alternation, and built only of characters and classes that leave NUL out (no `.`, no
- * negated class, no `\S`, `\W`, `\D`, `\P`, no escape of NUL itself). Ranges only ascend, so a range
- * that does not start at NUL cannot contain it. Anything this cannot prove gets the NUL guard.
+ * True when `pattern` provably cannot match a string holding a NUL or an unpaired surrogate:
+ * anchored at both ends, no top-level alternation, and built only of characters and classes that
+ * leave both out (no `.`, no negated class, no `\S`, `\W`, `\D`, `\P`, no escape of NUL, no `\u`
+ * escape or non-ASCII character in a class). Ranges only ascend, so an ASCII range that does not
+ * start at NUL contains neither. Anything this cannot prove gets the guard.
  */
-export function patternRefusesNul(pattern: string): boolean {
+export function patternRefusesUnsafeText(pattern: string): boolean {
   if (!pattern.startsWith('^') || !pattern.endsWith('$') || pattern.endsWith('\\$')) return false;
   const nulEscape = /\\(?:[SWDPc0]|x00|u0000|u\{0+\})/;
   const classes = pattern.match(/\[(?:\\.|[^\]\\])*\]/g) ?? [];
-  if (classes.some((c) => c.startsWith('[^') || nulEscape.test(c))) return false;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for characters beyond ASCII
+  const wide = /\\u|[^\x00-\x7f]/;
+  if (classes.some((c) => c.startsWith('[^') || nulEscape.test(c) || wide.test(c))) return false;
   const outside = pattern.replace(/\[(?:\\.|[^\]\\])*\]/g, 'C').replace(/\\[^SWDPc0xu]/g, 'E');
   if (/[.|]/.test(outside) || nulEscape.test(outside) || /\\[xu]/.test(outside)) return false;
   try {
     const re = new RegExp(pattern, 'u');
-    return !re.test('\u0000') && !re.test('a\u0000') && !re.test('\u0000a');
+    return ['\u0000', 'a\u0000', '\u0000a', '\uD800', 'a\uDFFF'].every((bad) => !re.test(bad));
   } catch {
     return false;
   }
 }
 
-const NUL_GUARD = '(?=[^\\u0000]*$)';
+const TEXT_GUARD = '(?=[^\\u0000\\uD800-\\uDFFF]*$)';
 
 const isNulSafe = (p: string) =>
-  p === NUL_FREE_PATTERN || p.startsWith(`^${NUL_GUARD}`) || patternRefusesNul(p);
+  p === SAFE_TEXT_PATTERN || p.startsWith(`^${TEXT_GUARD}`) || patternRefusesUnsafeText(p);
 
 /** The schema's string rule: `pattern` extended (not replaced) so that it also refuses NUL. */
 function guardPattern(pattern: string | undefined): string {
-  if (pattern === undefined) return NUL_FREE_PATTERN;
+  if (pattern === undefined) return SAFE_TEXT_PATTERN;
   if (isNulSafe(pattern)) return pattern;
   // A JSON Schema pattern matches anywhere in the string; keep that meaning after the look-ahead.
-  return `^${NUL_GUARD}[\\s\\S]*?(?:${pattern})`;
+  return `^${TEXT_GUARD}[\\s\\S]*?(?:${pattern})`;
+}
+
+/** The pattern a route declared, from the one the rule made of it. */
+export function declaredPattern(pattern: string): string {
+  const prefix = `^${TEXT_GUARD}[\\s\\S]*?(?:`;
+  return pattern.startsWith(prefix) && pattern.endsWith(')') ? pattern.slice(prefix.length, -1) : pattern;
 }
 
 /** True when every value `s` accepts is a fixed, NUL-free string (an `enum` or a `const`). */
 function isClosedString(s: Schema): boolean {
-  const fixed = (v: unknown) => typeof v !== 'string' || !v.includes('\u0000');
+  const fixed = (v: unknown) => typeof v !== 'string' || new RegExp(SAFE_TEXT_PATTERN, 'u').test(v);
   if ('const' in s) return fixed(s.const);
   if (Array.isArray(s.enum)) return s.enum.every(fixed);
   return false;
@@ -125,7 +138,7 @@ function harden(node: unknown): unknown {
   }
   if (t.includes('array') && out.maxItems === undefined) out.maxItems = inputDefaults.maxItems;
   if (t.includes('object') && out.propertyNames === undefined && out.additionalProperties !== false) {
-    out.propertyNames = { maxLength: 200, pattern: NUL_FREE_PATTERN };
+    out.propertyNames = { maxLength: 200, pattern: SAFE_TEXT_PATTERN };
   }
   return out;
 }

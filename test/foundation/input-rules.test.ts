@@ -68,6 +68,46 @@ describe('input rule: every string NUL-free and bounded, every integer in range'
     assert.deepEqual(fields(res), ['name:invalid_format']);
   });
 
+  it('refuses an unpaired surrogate in a JSON string (PostgreSQL refuses it in jsonb)', async () => {
+    // Found by the route fuzz test: a gate renamed to "\ud800" reached the audit log's jsonb.
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/identity/organizations',
+      headers: { ...user.auth, 'content-type': 'application/json' },
+      payload: '{"name":"Acme \\ud800","slug":"acme-surrogate"}',
+    });
+    assert.equal(res.statusCode, 400);
+    assert.deepEqual(fields(res), ['name:invalid_format']);
+    const paired = await t.app.inject({
+      method: 'POST',
+      url: '/identity/organizations',
+      headers: { ...user.auth, 'content-type': 'application/json' },
+      payload: '{"name":"Acme \\ud83d\\ude00","slug":"acme-emoji"}',
+    });
+    assert.equal(paired.statusCode, 201, paired.body);
+    assert.equal(json(paired).name, 'Acme 😀');
+  });
+
+  // Found by the route fuzz test: the router's own errors and errors on page routes left the envelope.
+  it("answers the router's own refusals in the REST envelope", async () => {
+    for (const url of [
+      `/interactions/${'a'.repeat(300)}`,
+      '/oauth/%ED%A0%80/x/callback',
+      '/users/%E0%A4%A',
+    ]) {
+      const res = await t.app.inject({ method: 'GET', url });
+      assert.equal(res.statusCode, 400, url);
+      assert.equal(json(res).error.code, 'bad_request', `${url}: ${res.body}`);
+    }
+  });
+
+  it('answers a validation error on a page route in the REST envelope, not "[object Object]"', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/signin/not!an!id' });
+    assert.equal(res.statusCode, 400);
+    assert.match(String(res.headers['content-type']), /^application\/json/);
+    assert.deepEqual(fields(res), ['id:invalid_format']);
+  });
+
   it('refuses a NUL in a path parameter', async () => {
     const res = await t.app.inject({
       method: 'DELETE',
