@@ -6,7 +6,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { defaults } from './config/defaults.js';
 import type { AppContext } from './context.js';
 import { makeAjv } from './http/ajv.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
+import { installInputRules } from './http/input-rules.js';
 import { installKeyScopes } from './http/key-scopes.js';
 import { lazyChildLoggerFactory } from './http/logger.js';
 import { trustProxyOption } from './http/network-source.js';
@@ -82,6 +83,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     genReqId: requestIds(),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     forceCloseConnections: 'idle',
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const bodyAjv = makeAjv(false);
@@ -89,6 +91,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema),
   );
+
+  installInputRules(app);
 
   app.decorate('ctx', ctx);
   if (app.log) ctx.invalidation.setLog(app.log);

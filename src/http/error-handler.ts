@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isBadValueError } from '../db/errors.js';
+import { declaredPattern, SAFE_TEXT_PATTERN } from './input-rules.js';
 import { ApiError, type FieldError, OAuthError } from './errors.js';
 
 const KEYWORD_CODES: Record<string, string> = {
@@ -30,6 +32,12 @@ interface AjvIssue {
   params: Record<string, unknown>;
 }
 
+/** The pattern a field must match, as its route declared it (without the input rule's NUL guard). */
+function patternMessage(pattern: string): string {
+  if (pattern === SAFE_TEXT_PATTERN) return 'must not contain a NUL character or an unpaired surrogate';
+  return `must match pattern "${declaredPattern(pattern)}" and not contain a NUL character or an unpaired surrogate`;
+}
+
 /** AJV issues → `details.fields`. A path `/config/clientId` becomes `config.clientId`. */
 export function fieldErrors(issues: AjvIssue[], context?: string): FieldError[] {
   const seen = new Set<string>();
@@ -52,7 +60,9 @@ export function fieldErrors(issues: AjvIssue[], context?: string): FieldError[] 
         ? 'unknown or read-only field'
         : i.keyword === 'required'
           ? 'is required'
-          : (i.message ?? 'is invalid');
+          : i.keyword === 'pattern'
+            ? patternMessage(String(i.params.pattern))
+            : (i.message ?? 'is invalid');
     out.push({ field: path, code, message });
   }
   return out;
@@ -66,7 +76,8 @@ export function usesOAuthEnvelope(req: FastifyRequest): boolean {
 function sendOAuth(reply: FastifyReply, err: OAuthError) {
   if (err.headers) reply.headers(err.headers);
   reply.header('cache-control', 'no-store');
-  return reply.code(err.status).send({ error: err.error, error_description: err.description });
+  const body = { error: err.error, error_description: err.description };
+  return reply.code(err.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
 function sendRest(reply: FastifyReply, err: ApiError) {
@@ -75,7 +86,9 @@ function sendRest(reply: FastifyReply, err: ApiError) {
     error: { code: err.code, message: err.message },
   };
   if (err.details) body.error.details = err.details;
-  return reply.code(err.status).type('application/json; charset=utf-8').send(body);
+  // Sent as JSON text: a route's schema for this status may describe a page (HTML, a string), and
+  // its serializer would turn the envelope into "[object Object]".
+  return reply.code(err.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
 /** Maps Fastify's own errors (parsing, content type, size) to a clean 4xx. */
@@ -93,6 +106,7 @@ function fromFastifyError(err: FastifyError): ApiError | null {
     case 'FST_REQ_FILE_TOO_LARGE':
       return new ApiError(413, 'payload_too_large', 'the request body is too large');
     case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_MAX_PARAM_LENGTH':
     case 'FST_ERR_ASYNC_CONSTRAINT':
       return new ApiError(400, 'bad_request', 'malformed request');
   }
@@ -100,6 +114,16 @@ function fromFastifyError(err: FastifyError): ApiError | null {
     return new ApiError(err.statusCode, err.statusCode === 404 ? 'not_found' : 'bad_request', 'bad request');
   }
   return null;
+}
+
+/**
+ * Errors the router raises before any route runs (a path parameter over `maxParamLength`, a path
+ * that is not valid percent-encoded UTF-8): the same envelopes as every other error, not Fastify's.
+ */
+export function frameworkErrorHandler(error: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  const err = fromFastifyError(error) ?? new ApiError(400, 'bad_request', 'malformed request');
+  if (req.url.startsWith('/oauth2/')) return sendOAuth(reply, new OAuthError('invalid_request', err.message));
+  return sendRest(reply, err);
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
@@ -122,6 +146,15 @@ export function installErrorHandling(app: FastifyInstance): void {
       apiErr = new ApiError(400, 'validation_failed', 'request validation failed', { fields });
     }
     if (!apiErr) apiErr = fromFastifyError(error);
+    if (!apiErr && isBadValueError(error)) {
+      // A value the schema rule should have refused: the caller's mistake, but worth a warning.
+      req.log.warn({ sqlState: error.code, route: req.routeOptions.url }, 'database refused a request value');
+      apiErr = new ApiError(400, 'validation_failed', 'a value in the request cannot be stored', {
+        fields: [
+          { field: 'request', code: 'invalid_value', message: 'a value is out of range or malformed' },
+        ],
+      });
+    }
     if (!apiErr) {
       req.log.error({ err: error }, 'unhandled error');
       if (oauth) return sendOAuth(reply, new OAuthError('server_error', 'internal error', 500));

@@ -112,7 +112,10 @@ async function verify(
     throw invalidClient(creds.basic, 'a public client has no secret');
   } else if (opts.confidentialOnly) {
     // Introspection (RFC 7662 §2.1): anyone can claim a public client's id, so it proves nothing.
-    throw invalidClient(creds.basic, 'only a confidential client authenticated with its secret may call this');
+    throw invalidClient(
+      creds.basic,
+      'only a confidential client authenticated with its secret may call this',
+    );
   }
   return { client, proven: false };
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sanitizeSvg } from '../../src/modules/files/files.service.js';
+import { JSDOM } from 'jsdom';
+import { sanitizeSvg } from '../../src/modules/files/svg-sanitizer.js';
 import { buildTestApp, createUser, json, type TestApp, type TestUser } from '../helpers/app.js';
 
 const PNG = Buffer.concat([
@@ -90,11 +91,95 @@ describe('files', () => {
     assert.equal(res.statusCode, 201);
     const served = (await t.app.inject(`/files/${json(res).fileKey}`)).body;
     assert.ok(!/script|onload|javascript:|foreignObject/i.test(served), served);
-    assert.ok(served.includes('<circle r="4"/>'));
+    assert.ok(served.includes('<circle r="4">'), served);
   });
 
   it('removes nested script tricks', () => {
-    assert.ok(!/<script/i.test(sanitizeSvg('<svg><scr<script></script>ipt>alert(1)</script></svg>')));
+    assert.ok(!/<script/i.test(sanitizeSvg('<svg><scr<script></script>ipt>alert(1)</script></svg>') ?? ''));
+  });
+
+  // Issue 14 finding 13 (the first two) and the classic SVG payloads: each must leave no active
+  // content and no reference outside the image, and the result must still parse as SVG.
+  const NS = 'xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"';
+  const hostile: Record<string, string> = {
+    'entity-encoded javascript: in xlink:href': `<svg ${NS}><a xlink:href="jav&#x61;script:alert(1)"><rect width="5" height="5"/></a></svg>`,
+    'animate rewriting href': `<svg ${NS}><a><animate attributeName="href" values="javascript:alert(1)"/><set attributeName="href" to="javascript:alert(1)"/><rect width="5" height="5"/></a></svg>`,
+    script: `<svg ${NS}><script>alert(1)</script><script xlink:href="https://evil.test/x.js"/><rect width="5" height="5"/></svg>`,
+    'event handlers': `<svg ${NS} onload="alert(1)"><rect width="5" height="5" onclick="alert(1)" onmouseover='alert(1)'/></svg>`,
+    foreignObject: `<svg ${NS}><foreignObject><body xmlns="http://www.w3.org/1999/xhtml"><img src="x" onerror="alert(1)"/><iframe src="javascript:alert(1)"/></body></foreignObject><rect width="5" height="5"/></svg>`,
+    'external href': `<svg ${NS}><a href="https://evil.test/"><rect width="5" height="5"/></a><image href="https://evil.test/pixel.png"/><image xlink:href="//evil.test/p.png"/></svg>`,
+    'data: URIs': `<svg ${NS}><image href="data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+"/><a xlink:href="data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;"><rect width="5" height="5"/></a></svg>`,
+    'use of an external document': `<svg ${NS}><use href="https://evil.test/sprite.svg#x"/><use xlink:href="data:image/svg+xml,&lt;svg id='x'/&gt;#x"/><rect width="5" height="5"/></svg>`,
+    'CSS url() and @import': `<svg ${NS}><style>@import url(https://evil.test/x.css); rect { fill: url(https://evil.test/p) }</style><style>rect { fill: u\\72l(https://evil.test/p) }</style><rect width="5" height="5" style="fill:url('https://evil.test/p')" fill="url(https://evil.test/p#g)" filter="url(//evil.test/f#x)"/></svg>`,
+    'entities in a DOCTYPE': `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY a "jav&#x61;script:alert(1)"><!ENTITY b "&a;&a;&a;&a;&a;">]><svg ${NS}><a href="&a;"><text>&b;</text></a></svg>`,
+    'mixed-case and whitespace tricks': `<svg ${NS}><a HREF=" javascript:alert(1)"><rect width="5" height="5"/></a><a xlink:href="&#10;java&#9;script:alert(1)"><circle r="2"/></a><SCRIPT>alert(1)</SCRIPT></svg>`,
+  };
+  for (const [name, payload] of Object.entries(hostile)) {
+    it(`sanitises an SVG with ${name}`, () => {
+      const out = sanitizeSvg(payload);
+      assert.ok(out !== null, 'the image itself is kept');
+      assert.ok(
+        !/script|\bon[a-z]+\s*=|<animate|<set|foreignObject|iframe|@import|evil\.test|data:/i.test(out),
+        out,
+      );
+      assert.ok(!/href="(?!#)/i.test(out), out);
+      assert.ok(!/url\((?!#)/i.test(out), out);
+      // Still an SVG document a browser parses as XML (the content type it is served with).
+      const doc = new JSDOM(out, { contentType: 'image/svg+xml' }).window.document;
+      assert.equal(doc.documentElement.localName, 'svg');
+    });
+  }
+
+  it('keeps what an icon needs: shapes, gradients, local references, viewBox, text', () => {
+    const icon = `<?xml version="1.0" encoding="UTF-8"?>
+<svg ${NS} viewBox="0 0 24 24" width="24" height="24"><defs><linearGradient id="g"><stop offset="0" stop-color="#f00"/></linearGradient><path id="p" d="M0 0h24v24H0z"/></defs><style>.a { fill: url(#g) }</style><g class="a"><use xlink:href="#p"/><use href="#p" fill="url(#g)"/></g><text x="1" y="20">A&#160;B</text></svg>`;
+    const out = sanitizeSvg(icon) ?? '';
+    for (const kept of [
+      'viewBox="0 0 24 24"',
+      '<linearGradient id="g">',
+      'xlink:href="#p"',
+      'href="#p"',
+      'fill="url(#g)"',
+      '.a { fill: url(#g) }',
+      '<path id="p" d="M0 0h24v24H0z">',
+    ])
+      assert.ok(out.includes(kept), `${kept} in ${out}`);
+    const doc = new JSDOM(out, { contentType: 'image/svg+xml' }).window.document;
+    assert.equal(doc.querySelector('text')?.textContent, 'A\u00a0B');
+  });
+
+  it('serves an uploaded SVG with the review payloads neutralised', async () => {
+    const m = multipart(
+      'x.svg',
+      'image/svg+xml',
+      Buffer.from(hostile['entity-encoded javascript: in xlink:href'] as string),
+    );
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/files',
+      ...m,
+      headers: { ...m.headers, ...user.auth },
+    });
+    assert.equal(res.statusCode, 201);
+    const served = (await t.app.inject(`/files/${json(res).fileKey}`)).body;
+    assert.ok(!/script|&#x61;|xlink:href="(?!#)/i.test(served), served);
+    assert.ok(served.includes('<rect'), served);
+  });
+
+  it('refuses an SVG that has no image left once active content is removed', async () => {
+    const m = multipart(
+      'x.svg',
+      'image/svg+xml',
+      Buffer.from('<svg:script xmlns:svg="http://www.w3.org/2000/svg">alert(1)</svg:script><!-- <svg -->'),
+    );
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/files',
+      ...m,
+      headers: { ...m.headers, ...user.auth },
+    });
+    assert.equal(res.statusCode, 400);
+    assert.equal(json(res).error.details.fields[0].field, 'file');
   });
 
   it('requires authentication and multipart', async () => {

@@ -3,6 +3,7 @@ import type { Db, Executor } from '../../db/types.js';
 import { ApiError, validationFailed } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId, randomAlphanumeric } from '../../lib/ids.js';
+import { sanitizeSvg } from './svg-sanitizer.js';
 
 export interface FileTracker {
   id: string;
@@ -37,32 +38,6 @@ export function sniffImageType(
   return null;
 }
 
-/**
- * Removes active content from an SVG: scripts, foreignObject, event handler attributes, and
- * javascript:/data: links. Files are also served with a CSP that forbids scripts, so this is the
- * second of two walls.
- */
-export function sanitizeSvg(svg: string): string {
-  let s = svg;
-  let prev: string;
-  do {
-    prev = s;
-    s = s
-      .replace(/<!DOCTYPE[^>[]*(\[[\s\S]*?\])?[^>]*>/gi, '')
-      .replace(
-        /<\s*(script|foreignObject|iframe|embed|object|audio|video|handler|listener)\b[\s\S]*?<\s*\/\s*\1\s*>/gi,
-        '',
-      )
-      .replace(/<\s*(script|foreignObject|iframe|embed|object|audio|video|handler|listener)\b[^>]*\/?>/gi, '')
-      .replace(/\s(on[a-z]+)\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)/gi, '')
-      .replace(
-        /\s((?:xlink:)?href|src)\s*=\s*("\s*(?:javascript|data|vbscript):[^"]*"|'\s*(?:javascript|data|vbscript):[^']*'|(?:javascript|data|vbscript):[^\s>]+)/gi,
-        '',
-      );
-  } while (s !== prev);
-  return s;
-}
-
 export function fileUrl(config: Config, fileKey: string): string {
   return `${config.filesBaseUrl}/${fileKey}`;
 }
@@ -79,7 +54,18 @@ export async function storeFile(
     throw validationFailed([
       { field: 'file', code: 'invalid_type', message: 'must be a PNG, JPEG, WebP or SVG image' },
     ]);
-  if (type === 'image/svg+xml') data = Buffer.from(sanitizeSvg(data.toString('utf8')), 'utf8');
+  if (type === 'image/svg+xml') {
+    const clean = sanitizeSvg(data.toString('utf8'));
+    if (!clean)
+      throw validationFailed([
+        {
+          field: 'file',
+          code: 'invalid_type',
+          message: 'the SVG holds no image once active content is removed',
+        },
+      ]);
+    data = Buffer.from(clean, 'utf8');
+  }
   const ext = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/svg+xml': 'svg' }[type];
   const id = newId('file_');
   const fileKey = `${randomAlphanumeric(24)}.${ext}`;

@@ -192,20 +192,20 @@ function sendAnswer(reply: FastifyReply, { result, ageSeconds }: CheckAnswer): v
 }
 
 const queryAjv = makeAjv(true);
-const paramsAreStrings = () => true;
 
 /**
- * The check's validators. Its params are two strings from the router (nothing to check), and the
- * common query, `walletAddress` of 1–100 characters and at most `refresh=true`, is recognised in a
- * few comparisons; any other query goes to the schema's own compiled validator, which decides and
- * writes the field errors. Generic validation was a few percent of a cached check.
+ * The check's validators. The common params (two NUL-free strings within the router's length
+ * bound) and the common query, `walletAddress` of 1–100 characters without a NUL and at most
+ * `refresh=true`, are recognised in a few comparisons; anything else goes to the schema's own
+ * compiled validator (hardened by the input rule like every route's), which decides and writes the
+ * field errors. Generic validation was a few percent of a cached check.
  */
 function checkValidatorCompiler({ schema, httpPart }: { schema: unknown; httpPart?: string }) {
-  if (httpPart === 'params') return paramsAreStrings;
   const full = queryAjv.compile(schema as object);
-  const validate = (query: Record<string, unknown>): boolean => {
-    if (isPlainCheckQuery(query)) return true;
-    const ok = full(query) as boolean;
+  const plain = httpPart === 'params' ? isPlainCheckParams : isPlainCheckQuery;
+  const validate = (input: Record<string, unknown>): boolean => {
+    if (plain(input)) return true;
+    const ok = full(input) as boolean;
     validate.errors = full.errors;
     return ok;
   };
@@ -213,10 +213,17 @@ function checkValidatorCompiler({ schema, httpPart }: { schema: unknown; httpPar
   return validate;
 }
 
+const plainParam = (v: unknown) => typeof v === 'string' && v.length <= 200 && !v.includes('\0');
+
+function isPlainCheckParams(params: Record<string, unknown>): boolean {
+  return plainParam(params.orgSlug) && plainParam(params.gateId);
+}
+
 function isPlainCheckQuery(query: Record<string, unknown>): boolean {
   const wallet = query.walletAddress;
   // UTF-16 length: ≤ 100 units is ≤ 100 characters, so nothing accepted here is refused by the schema.
-  if (typeof wallet !== 'string' || wallet.length < 1 || wallet.length > 100) return false;
+  if (typeof wallet !== 'string' || wallet.length < 1 || wallet.length > 100 || wallet.includes('\0'))
+    return false;
   let keys = 0;
   for (const _ in query) keys++;
   return keys === 1 || (keys === 2 && query.refresh === 'true');

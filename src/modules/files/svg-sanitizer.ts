@@ -1,0 +1,58 @@
+import createDOMPurify, { type DOMPurify } from 'dompurify';
+import { JSDOM } from 'jsdom';
+
+/**
+ * SVG uploads pass DOMPurify's SVG allowlist (maintained against the browsers' parsers, unlike a
+ * hand-written filter: an entity-encoded `jav&#x61;script:` or an `<animate>` that rewrites `href`
+ * survived the regular expressions this replaces) on a jsdom window, plus one rule of ours: an SVG
+ * may only point inside itself. Every `href`/`xlink:href` and every CSS `url(...)` must be a
+ * `#fragment`, so no script URL, no `data:` document and no external resource (a tracking pixel,
+ * an external `<use>`, an `@import`) survives. Files are also served with a CSP forbidding scripts
+ * (files.routes.ts); this does not rely on it, since a CDN in front may drop the header.
+ */
+
+const URL_REF = /url\s*\(\s*(['"]?)\s*([^'")\s]*)/gi;
+const HREF_ATTRS = new Set(['href', 'xlink:href']);
+
+/** True when every `url(...)` in a CSS value or presentation attribute points at a fragment. */
+function cssUrlsAreLocal(value: string): boolean {
+  // CSS escapes (`u\72l(`) and comments could hide a url( from the check: refuse them outright.
+  if (value.includes('\\') || value.includes('/*') || /@import|expression\s*\(/i.test(value)) return false;
+  for (const m of value.matchAll(URL_REF)) if (!(m[2] ?? '').startsWith('#')) return false;
+  return true;
+}
+
+let purifier: DOMPurify | undefined;
+
+function instance(): DOMPurify {
+  if (purifier) return purifier;
+  const window = new JSDOM('').window;
+  const p = createDOMPurify(window as unknown as Parameters<typeof createDOMPurify>[0]);
+  p.addHook('uponSanitizeAttribute', (_node, data) => {
+    const value = data.attrValue.trim();
+    if (HREF_ATTRS.has(data.attrName) && !value.startsWith('#')) data.keepAttr = false;
+    if (/url\s*\(/i.test(value) && !cssUrlsAreLocal(value)) data.keepAttr = false;
+  });
+  p.addHook('uponSanitizeElement', (node, data) => {
+    if (data.tagName === 'style' && !cssUrlsAreLocal(node.textContent ?? '')) node.textContent = '';
+  });
+  purifier = p;
+  return p;
+}
+
+/**
+ * The sanitised SVG, or null when nothing of an `<svg>` image is left. Only the first root `<svg>`
+ * element is kept (a DOCTYPE, its entities and any text around the image are dropped); the HTML
+ * serialiser's one non-XML entity is rewritten so the result still parses as XML.
+ */
+export function sanitizeSvg(svg: string): string | null {
+  const purify = instance();
+  const fragment = purify.sanitize(svg, {
+    USE_PROFILES: { svg: true, svgFilters: true },
+    ADD_TAGS: ['use'],
+    RETURN_DOM_FRAGMENT: true,
+  });
+  const root = fragment.querySelector('svg');
+  if (!root) return null;
+  return root.outerHTML.replace(/&nbsp;/g, '&#160;');
+}
