@@ -116,9 +116,23 @@ export function hardenSchema<T>(schema: T): T {
   return harden(schema as unknown) as T;
 }
 
+/**
+ * Hardened copies by source schema: a schema shared by several routes (or holding an `$id`) is
+ * hardened once and stays one object, so AJV never sees two different schemas with one `$id`.
+ */
+const hardened = new WeakMap<object, unknown>();
+
 function harden(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(harden);
   if (!isObject(node)) return node;
+  const done = hardened.get(node);
+  if (done !== undefined) return done;
+  const out = hardenNode(node);
+  hardened.set(node, out);
+  return out;
+}
+
+function hardenNode(node: Schema): Schema {
   const out: Schema = { ...node };
   for (const key of SUBSCHEMA_MAPS) {
     const map = out[key];
@@ -137,9 +151,6 @@ function harden(node: unknown): unknown {
     if (out.minimum === undefined && out.exclusiveMinimum === undefined) out.minimum = inputDefaults.minimum;
   }
   if (t.includes('array') && out.maxItems === undefined) out.maxItems = inputDefaults.maxItems;
-  if (t.includes('object') && out.propertyNames === undefined && out.additionalProperties !== false) {
-    out.propertyNames = { maxLength: 200, pattern: SAFE_TEXT_PATTERN };
-  }
   return out;
 }
 

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import Fastify from 'fastify';
+import { makeAjv } from '../../src/http/ajv.js';
 import {
   inputDefaults,
   inputRuleViolations,
@@ -215,6 +216,21 @@ describe('input rule: every string NUL-free and bounded, every integer in range'
     const q = (route('GET', '/identity/organizations').querystring as Props).properties;
     assert.equal(q.limit?.maximum, 100);
     assert.equal(q.offset?.maximum, inputDefaults.maximum);
+  });
+
+  it('hardens a schema shared by several routes once, so a shared $id compiles', async () => {
+    const app = Fastify();
+    installInputRules(app);
+    const ajv = makeAjv(false);
+    app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
+    const Shared = Type.Object({ name: Type.String() }, { $id: 'SharedBody' });
+    app.post('/a', { schema: { body: Shared } }, async () => ({ ok: 'a' }));
+    app.post('/b', { schema: { body: Shared } }, async () => ({ ok: 'b' }));
+    await app.ready();
+    assert.equal((await app.inject({ method: 'POST', url: '/b', payload: { name: 'x' } })).statusCode, 200);
+    const nul = await app.inject({ method: 'POST', url: '/a', payload: { name: 'x\u0000' } });
+    assert.equal(nul.statusCode, 400);
+    await app.close();
   });
 
   it('refuses to register a route whose input accepts any value', async () => {

@@ -46,6 +46,7 @@ before(async () => {
     .execute();
   keys['org.apps.view'] = await newKey(['org.apps.view']);
   keys['org.webhooks.view'] = await newKey(['org.webhooks.view']);
+  keys['users:write'] = await newKey(['users:write']);
 });
 after(() => t.close());
 

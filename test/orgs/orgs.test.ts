@@ -351,7 +351,8 @@ describe('organizations', () => {
         .values({
           id: brandId,
           org_id: org.id,
-          slug: 'main',
+          // Brand slugs are unique across the service: one per org here.
+          slug: `main-${org.slug}`.slice(0, 30),
           name: 'Main',
           oauth_callback_id: newId('cb_'),
           logo_file_id: null,
@@ -434,13 +435,14 @@ describe('organizations', () => {
 
     it("turns off the org's apps for the issuer at once and disables its brands' connections", async () => {
       const org = await createOrgViaApi(t, owner);
-      const brandUrl = `/identity/organizations/${org.slug}/brands/main`;
+      const brandSlug = `main-${org.slug}`.slice(0, 30);
+      const brandUrl = `/identity/organizations/${org.slug}/brands/${brandSlug}`;
       const post = async (url: string, payload: Record<string, unknown>, method: 'POST' | 'PUT' = 'POST') => {
         const res = await t.app.inject({ method, url, headers: owner.auth, payload });
         assert.equal(res.statusCode, 201, res.body);
         return json(res);
       };
-      await post(`/identity/organizations/${org.slug}/brands`, { slug: 'main', name: 'Main' });
+      await post(`/identity/organizations/${org.slug}/brands`, { slug: brandSlug, name: 'Main' });
       const app = await post(`${brandUrl}/apps`, {
         name: 'Worker',
         type: 'm2m',

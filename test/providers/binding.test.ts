@@ -150,7 +150,8 @@ describe('interaction browser binding', () => {
 
     const own = await deliver(w, await trip(id, 'google'), { [cookie.name]: cookie.value }, false);
     assert.equal(own.statusCode, 302, own.body);
-    assert.equal(own.headers.location, `${w.t.ctx.config.baseUrl}${devicePath}`);
+    // Back to /device: the code comes from the browser's device-flow cookie, never from the row.
+    assert.equal(own.headers.location, `${w.t.ctx.config.baseUrl}/device`);
     assert.ok(own.cookies.some((c) => c.name.startsWith('gh_session_')));
     assert.ok(own.cookies.some((c) => c.name === `gh_ia_${id}` && c.value === ''));
   });

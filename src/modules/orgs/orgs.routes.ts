@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
-import { requireSystemPermission, systemPermissions } from '../../http/permissions.js';
+import { ORG_PERMISSIONS, requireSystemPermission, systemPermissions } from '../../http/permissions.js';
 import { authErrors, errorResponses, listOf } from '../../http/schemas.js';
 import { auditLogRoutes } from './audit-log.routes.js';
 import { startAuditPruning } from './audit-log.service.js';
@@ -74,7 +74,8 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/identity/organizations',
     {
       schema: { querystring: OrgListQuery, response: { 200: listOf(OrgSchema), ...authErrors } },
-      config: { apiKeyScope: ['users:read', 'org.read'] },
+      // A key made for any org permission must be able to find its orgs.
+      config: { apiKeyScope: ['users:read', ...ORG_PERMISSIONS, 'admin.orgs.view'] },
       preHandler: [authenticate(ctx), ctx.rateLimits.guard('orgRead', byUser)],
     },
     async (req) => {
