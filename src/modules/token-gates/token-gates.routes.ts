@@ -160,7 +160,8 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // Public and credential-free, so any web page may call it (a simple GET: no preflight). Set
       // before anything can fail, so a page can read the 404, 422 and 429 answers too.
       reply.header('access-control-allow-origin', '*');
-      if (req.headers.origin !== undefined) reply.header('access-control-expose-headers', CHECK_EXPOSED_HEADERS);
+      if (req.headers.origin !== undefined)
+        reply.header('access-control-expose-headers', CHECK_EXPOSED_HEADERS);
       const { orgSlug, gateId } = req.params;
       const refresh = req.query.refresh === 'true';
       // No reply: RateLimit-* go out only with a 429 here (the interface asks them of every answer on
