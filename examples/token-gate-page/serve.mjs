@@ -22,7 +22,9 @@ const gate = await api(token, 'POST', `/identity/organizations/${org.slug}/token
 say(`gate ${gate.id} in org ${org.slug}: at least ${gate.minHoldings} of ${gate.mintAddress}`);
 
 const server = createServer(async (req, res) => {
-  const file = FILES[new URL(req.url, 'http://x').pathname];
+  const path = new URL(req.url, 'http://x').pathname;
+  if (path === '/favicon.ico') return res.writeHead(204).end();
+  const file = FILES[path];
   if (req.method !== 'GET' || !file) return res.writeHead(404).end();
   res.writeHead(200, {
     'content-type': file[1],
