@@ -1,33 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { runCommand } from '../examples/run.js';
 import { type RunningServer, startServer } from '../helpers/server.js';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
 const GUIDE = new URL('../../docs/getting-started.md', import.meta.url);
 
 /** The guide's ```sh blocks, in order (```shell blocks are shown only: the server start, a browser). */
 function runnableBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
-}
-
-function bash(
-  script: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], { cwd: ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
 }
 
 /**
@@ -48,7 +29,7 @@ describe('the getting-started guide', () => {
       .join('\n')
       .replaceAll('localhost:3000', `localhost:${srv.port}`);
     assert.doesNotMatch(script, /:3000\b/);
-    const { code, stdout, stderr } = await bash(script, srv.env);
+    const { code, stdout, stderr } = await runCommand('bash', ['-c', script], srv.env);
     assert.equal(code, 0, `the guide failed:\n${stdout}\n${stderr}`);
 
     // What a reader sees at each step.

@@ -8,10 +8,10 @@ export interface Ran {
   stderr: string;
 }
 
-/** Runs `node <script> [args]` from the repository root, as the example's README says, to its end. */
-export function runExample(script: string, env: NodeJS.ProcessEnv, args: string[] = []): Promise<Ran> {
+/** Runs `command args` from the repository root to its end, collecting both outputs. */
+export function runCommand(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env });
+    const child = spawn(command, args, { cwd: ROOT, env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -22,6 +22,11 @@ export function runExample(script: string, env: NodeJS.ProcessEnv, args: string[
     });
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
+}
+
+/** Runs `node <script> [args]` from the repository root, as the example's README says, to its end. */
+export function runExample(script: string, env: NodeJS.ProcessEnv, args: string[] = []): Promise<Ran> {
+  return runCommand(process.execPath, [script, ...args], env);
 }
 
 /** Starts a long-running example and resolves with the first stdout line matching `ready`. */

@@ -2,20 +2,11 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
 import { type RunningServer, startServer } from '../helpers/server.js';
 import { FakeSolanaRpc } from '../token-gates/fake-rpc.js';
 import { ROOT, startExample } from './run.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const ARTIFACTS = `${ROOT}test-artifacts/examples`;
 
 /**
@@ -47,7 +38,7 @@ describe('example: token-gate check from a browser page', () => {
       /^open (\S+)$/m,
     );
     pageUrl = example.match[1];
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     mkdirSync(ARTIFACTS, { recursive: true });
   });
   after(async () => {
