@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type RunningServer, startServer } from '../helpers/server.js';
-import { runExample } from './run.js';
+import { runExample, startExample } from './run.js';
 
 /** examples/relying-party: openid-client signs a test wallet in, refreshes and signs out. */
 describe('example: web app relying party (openid-client)', () => {
@@ -29,5 +29,32 @@ describe('example: web app relying party (openid-client)', () => {
     // The user is the test wallet, signed in through the hosted flow and its consent step.
     assert.match(stderr, /signing in to Example web app \(Example rp-shop\) as wallet \w+/);
     assert.match(stderr, /consent: allow/);
+  });
+
+  it('--serve keeps the app running for a browser: /login redirects to the issuer with PKCE', async () => {
+    const app = await startExample(
+      'examples/relying-party/run.mjs',
+      { ...srv.env, GATEHOUSE_URL: srv.url },
+      /^open (http:\/\/127\.0\.0\.1:\d+)\/login /m,
+      ['--serve'],
+    );
+    try {
+      const origin = app.match[1];
+      const home = await fetch(`${origin}/`);
+      assert.match(await home.text(), /Sign in with Gatehouse/);
+      const login = await fetch(`${origin}/login`, { redirect: 'manual' });
+      assert.equal(login.status, 302);
+      assert.match(String(login.headers.get('set-cookie')), /^rp_session=[\w-]{43}; HttpOnly; SameSite=Lax/);
+      const to = new URL(String(login.headers.get('location')));
+      assert.equal(`${to.origin}${to.pathname}`, `${srv.url}/oauth2/authorize`);
+      assert.equal(to.searchParams.get('redirect_uri'), `${origin}/callback`);
+      assert.equal(to.searchParams.get('code_challenge_method'), 'S256');
+      for (const p of ['state', 'nonce', 'code_challenge']) assert.ok(to.searchParams.get(p), p);
+      // A callback this browser did not start is refused before any code is exchanged.
+      const forged = await fetch(`${origin}/callback?code=x&state=y`);
+      assert.equal(forged.status, 400);
+    } finally {
+      await app.stop();
+    }
   });
 });

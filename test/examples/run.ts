@@ -34,8 +34,9 @@ export async function startExample(
   script: string,
   env: NodeJS.ProcessEnv,
   ready: RegExp,
+  args: string[] = [],
 ): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [script], { cwd: ROOT, env });
+  const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env });
   let out = '';
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
