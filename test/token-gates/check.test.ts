@@ -280,6 +280,28 @@ describe('token gate check', () => {
     assert.equal(rpc.totalCalls, 0);
   });
 
+  it('lets any web page read its answers, errors included (CORS, no credentials)', async () => {
+    const wallet = rpc.addWallet();
+    rpc.addTokenAccount(wallet, mint, '1500');
+    const fromPage = (url: string) => t.app.inject({ url, headers: { origin: 'https://shop.example.com' } });
+    const base = `/identity/organizations/${org.slug}/token-gates`;
+    for (const [url, status] of [
+      [`${base}/${gateId}/check?walletAddress=${wallet}`, 200],
+      [`${base}/${gateId}/check?walletAddress=not-base58`, 422],
+      [`${base}/gate_aaaaaaaaaaaaaaaaaaaa/check?walletAddress=${wallet}`, 404],
+    ] as const) {
+      const res = await fromPage(url);
+      assert.equal(res.statusCode, status, url);
+      assert.equal(res.headers['access-control-allow-origin'], '*', url);
+      assert.equal(res.headers['access-control-allow-credentials'], undefined, 'never with credentials');
+      assert.match(String(res.headers['access-control-expose-headers']), /\bAge\b.*\bRetry-After\b/);
+    }
+    // Without an Origin (server to server) the answer says nothing it does not need to.
+    const plain = await check(wallet);
+    assert.equal(plain.headers['access-control-allow-origin'], '*');
+    assert.equal(plain.headers['access-control-expose-headers'], undefined);
+  });
+
   it('answers 404 for an unknown gate, a malformed id, or another org slug', async () => {
     const wallet = rpc.addWallet();
     const otherOwner = await createUser(t);

@@ -157,6 +157,11 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       validatorCompiler: checkValidatorCompiler,
     },
     function gateCheck(req, reply) {
+      // Public and credential-free, so any web page may call it (a simple GET: no preflight). Set
+      // before anything can fail, so a page can read the 404, 422 and 429 answers too.
+      reply.header('access-control-allow-origin', '*');
+      if (req.headers.origin !== undefined)
+        reply.header('access-control-expose-headers', CHECK_EXPOSED_HEADERS);
       const { orgSlug, gateId } = req.params;
       const refresh = req.query.refresh === 'true';
       // No reply: RateLimit-* go out only with a 429 here (the interface asks them of every answer on
@@ -181,6 +186,9 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 };
+
+/** Headers of the check a browser page may read: the cache age, and a refusal's budget. */
+const CHECK_EXPOSED_HEADERS = 'Age, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset';
 
 /**
  * The body is pre-serialised (a JSON string with a JSON content type is sent as is); the route's
