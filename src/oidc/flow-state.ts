@@ -12,8 +12,9 @@ import { newSecret } from '../lib/ids.js';
  * token the page embedded) *before* it consumes anything, so a link, code or page handed to another
  * browser is refused without burning the victim's, or the attacker's, single-use state.
  *
- * The user half of the binding is the row's `user_id` (link), or the interaction's session: the step
- * compares it with the user acting now (`flowUserMatches`).
+ * The user half of the binding lives in the flow's row: a link's `user_id` (the user whose token
+ * started it, the only account it can attach to, named on the confirmation page), an interaction's
+ * session (the consent step must come from that session).
  */
 export type FlowKind = 'interaction' | 'link' | 'device' | 'logout';
 
@@ -134,12 +135,4 @@ export function flowFormMatches(
   if (!flowBrowserMatches(req, kind, id, bindingHash)) return false;
   const expected = flowCsrfToken(req, kind, id);
   return !!expected && typeof csrfToken === 'string' && safeEqual(csrfToken, expected);
-}
-
-/** The user acting now is the one the flow was started for (or signed in during it). */
-export function flowUserMatches(
-  flowUserId: string | null | undefined,
-  actingUserId: string | null | undefined,
-) {
-  return !!flowUserId && !!actingUserId && safeEqual(flowUserId, actingUserId);
 }
