@@ -16,7 +16,10 @@ import {
   walletChallenge,
 } from './interactions/interactions.service.js';
 import { sweepExpiredSignin } from './interactions/sweep.js';
+import { loadClient } from './clients.js';
 import { sendErrorPage, sendExpiredSigninPage } from './pages/html.js';
+import { requestLocale } from './pages/i18n.js';
+import { pageBrand, signedInAs } from './pages/page-data.js';
 import { renderSigninPage } from './pages/signin-page.js';
 
 const InteractionId = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9]{1,64}$' }) });
@@ -78,7 +81,15 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
       if (wantsJson(req))
         return reply.code(400).send({ error: outcome.error, error_description: outcome.description });
-      return sendErrorPage(reply, 400, outcome.error, outcome.description);
+      // The redirect URI is not trusted here, but a known client's brand themes the page.
+      const query = req.query as Record<string, string | string[]>;
+      const clientId = typeof query.client_id === 'string' ? query.client_id : undefined;
+      const client = clientId && clientId.length <= 200 ? await loadClient(ctx, clientId) : null;
+      const uiLocales = typeof query.ui_locales === 'string' ? query.ui_locales : undefined;
+      return sendErrorPage(reply, 400, outcome.error, outcome.description, undefined, {
+        brand: client ? await pageBrand(ctx, client.brandId) : null,
+        locale: requestLocale(req, uiLocales),
+      });
     },
   );
 
@@ -186,14 +197,18 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
       try {
         const loaded = await loadInteraction(ctx, req.params.id);
         const view = await viewInteraction(ctx, loaded);
+        const userId = loaded.row.user_id;
         return renderSigninPage(reply, view, {
           preselected: loaded.params.provider,
           baseUrl: ctx.config.baseUrl,
           notice: providerErrorMessage(req.query.error),
+          locale: requestLocale(req, loaded.params.uiLocales),
+          who: userId ? await signedInAs(ctx.db, userId) : null,
+          brand: await pageBrand(ctx, loaded.client.brandId),
         });
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) {
-          return sendExpiredSigninPage(reply);
+          return sendExpiredSigninPage(reply, { locale: requestLocale(req) });
         }
         throw err;
       }

@@ -36,6 +36,8 @@ export interface InteractionParams {
   prompt?: string;
   loginHint?: string;
   provider?: string;
+  /** `ui_locales` of the authorize request: the hosted pages' language preference. */
+  uiLocales?: string;
   /** Device flow: the user code being approved. */
   userCode?: string;
 }
