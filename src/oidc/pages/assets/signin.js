@@ -67,6 +67,9 @@
 
   // ---- Wallet discovery ----
   const wallets = [];
+  const listEl = $('wallet-list');
+  let searching = true;
+  let busy = false;
   const safeIcon = (icon) =>
     typeof icon === 'string' && /^(data:image\/(png|svg\+xml|webp|jpeg|gif);|https:)/.test(icon)
       ? icon
@@ -178,9 +181,6 @@
     return list;
   }
 
-  const listEl = $('wallet-list');
-  let searching = true;
-  let busy = false;
   function render() {
     if (!listEl) return;
     wallets.splice(0, wallets.length, ...collect());
