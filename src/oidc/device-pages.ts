@@ -118,7 +118,7 @@ export async function devicePage(
     brand,
     locale,
     body: `<h1 id="device-heading">${esc(t('device.confirmHeading', { app: client.name, brand: client.brandName }))}</h1>
-<p class="who" id="signed-in-as">${fill(t('consent.signedInAs'), 'who', `<strong title="${esc(who.full)}">${esc(who.label)}</strong>`)}</p>
+<p class="who" id="signed-in-as"><span>${fill(t('consent.signedInAs'), 'who', `<strong title="${esc(who.full)}">${esc(who.label)}</strong>`)}</span></p>
 <p>${esc(t('device.checkCode'))}</p>
 <p class="code" id="device-code">${esc(userCode.toUpperCase())}</p>
 <p>${esc(t('consent.wouldLike', { app: client.name }))}</p>

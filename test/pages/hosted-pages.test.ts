@@ -347,7 +347,11 @@ async function poll(client: SeededClient, deviceCode: string) {
   const res = await fetch(`${base}/oauth2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: client.clientId }),
+    body: new URLSearchParams({
+      grant_type: DEVICE_GRANT,
+      device_code: deviceCode,
+      client_id: client.clientId,
+    }),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
@@ -377,20 +381,13 @@ describe('hosted pages in headless Chromium', () => {
       const who = signers.standard.address;
       assert.equal(
         (await s.page.locator('#signed-in-as').innerText()).replace(/\s+/g, ' ').trim(),
-        `Signed in as ${who.slice(0, 4)}…${who.slice(-4)} · Use another wallet`,
+        `Signed in as ${who.slice(0, 4)}…${who.slice(-4)} Use another wallet`,
       );
       const lines = await s.page.locator('#consent-scopes li').allInnerTexts();
-      assert.ok(
-        !lines.some((l) => /email/i.test(l)),
-        `no email line for an account without one: ${lines}`,
-      );
+      assert.ok(!lines.some((l) => /email/i.test(l)), `no email line for an account without one: ${lines}`);
       assert.equal(lines.length, 2, String(lines));
       await inspect(s.page, 'consent');
-      assert.deepEqual(
-        s.calls,
-        ['standard:connect', 'standard:signIn'],
-        'solana:signIn, not signMessage',
-      );
+      assert.deepEqual(s.calls, ['standard:connect', 'standard:signIn'], 'solana:signIn, not signMessage');
 
       await Promise.all([
         s.page.waitForURL(new RegExp(`^${APP_ORIGIN}/callback\\?`)),
@@ -411,10 +408,7 @@ describe('hosted pages in headless Chromium', () => {
       const { state } = await startSignin(s, night);
       await signInWith(s.page, 'Phantom');
       await s.page.getByRole('button', { name: 'Allow' }).waitFor();
-      assert.deepEqual(s.calls, [
-        'phantom:connect',
-        'phantom:signMessage',
-      ]);
+      assert.deepEqual(s.calls, ['phantom:connect', 'phantom:signMessage']);
       await Promise.all([
         s.page.waitForURL(new RegExp(`^${APP_ORIGIN}/callback\\?`)),
         s.page.getByRole('button', { name: 'Deny' }).click(),
@@ -505,7 +499,7 @@ describe('hosted pages in headless Chromium', () => {
         ['Solflare', 'https://solflare.com/download'],
         ['Backpack', 'https://backpack.app/download'],
       ])
-        assert.equal(await s.page.getByRole('link', { name }).getAttribute('href'), href);
+        assert.equal(await s.page.getByRole('link', { name: `Get ${name}` }).getAttribute('href'), href);
       await inspect(s.page, 'signin-no-wallet');
     } finally {
       await s.context.close();
@@ -553,15 +547,25 @@ describe('hosted pages in headless Chromium', () => {
           await signInWith(s.page, 'Phantom');
           await s.page.getByRole('button', { name: 'Allow' }).waitFor();
           const allow = await colours(s.page, '#consent-allow');
-          assert.ok(ratio(allow.color, allow.background) >= 4.5, `${name} ${scheme} Allow: ${JSON.stringify(allow)}`);
+          assert.ok(
+            ratio(allow.color, allow.background) >= 4.5,
+            `${name} ${scheme} Allow: ${JSON.stringify(allow)}`,
+          );
           const deny = await colours(s.page, '#consent-deny');
-          assert.ok(ratio(deny.color, deny.background) >= 4.5, `${name} ${scheme} Deny: ${JSON.stringify(deny)}`);
+          assert.ok(
+            ratio(deny.color, deny.background) >= 4.5,
+            `${name} ${scheme} Deny: ${JSON.stringify(deny)}`,
+          );
           const card = await colours(s.page, 'main');
           const link = await colours(s.page, '#switch-account');
-          assert.ok(ratio(link.color, card.background) >= 4.5, `${name} ${scheme} link: ${link.color} on ${card.background}`);
+          assert.ok(
+            ratio(link.color, card.background) >= 4.5,
+            `${name} ${scheme} link: ${link.color} on ${card.background}`,
+          );
           const text = await colours(s.page, '#consent-view p');
           assert.ok(ratio(text.color, card.background) >= 4.5, `${name} ${scheme} text`);
-          if (scheme === 'dark') assert.ok(ratio(card.background, 'rgb(0, 0, 0)') < 2, 'the dark theme is dark');
+          if (scheme === 'dark')
+            assert.ok(ratio(card.background, 'rgb(0, 0, 0)') < 2, 'the dark theme is dark');
           await s.page.screenshot({ path: `${ARTIFACTS}/consent-${name}-${scheme}.png`, fullPage: true });
           await s.context.clearCookies();
         }
@@ -585,10 +589,7 @@ describe('hosted pages in headless Chromium', () => {
       await s.page.waitForURL(/\/signin\//);
       await signInWith(s.page, 'Phantom');
       await s.page.getByRole('button', { name: 'Approve' }).waitFor();
-      assert.equal(
-        await s.page.locator('#device-code').innerText(),
-        d.user_code.toUpperCase(),
-      );
+      assert.equal(await s.page.locator('#device-code').innerText(), d.user_code.toUpperCase());
       await inspect(s.page, 'device-confirm');
       await s.page.getByRole('button', { name: 'Approve' }).click();
       await s.page.getByRole('heading', { name: 'Device connected' }).waitFor();
@@ -625,7 +626,10 @@ describe('hosted pages in headless Chromium', () => {
       const wrong = await s.page.goto(`${base}/device?user_code=WXYZ-WXYZ`);
       assert.equal(wrong?.status(), 400);
       await assertVisible(s.page.getByRole('alert'));
-      assert.equal(await s.page.getByRole('textbox', { name: 'Device code' }).getAttribute('aria-invalid'), 'true');
+      assert.equal(
+        await s.page.getByRole('textbox', { name: 'Device code' }).getAttribute('aria-invalid'),
+        'true',
+      );
       await inspect(s.page, 'device-wrong-code');
 
       const d = await startDevice(tv);
@@ -667,7 +671,9 @@ describe('hosted pages in headless Chromium', () => {
       );
       await inspect(s.page, 'error-authorize-branded');
 
-      const unknown = await s.page.goto(`${base}/oauth2/authorize?client_id=nobody&redirect_uri=https://x.example/cb`);
+      const unknown = await s.page.goto(
+        `${base}/oauth2/authorize?client_id=nobody&redirect_uri=https://x.example/cb`,
+      );
       assert.equal(unknown?.status(), 400);
       assert.equal(await s.page.locator('#error-code').innerText(), 'invalid_client');
       assert.equal(await s.page.locator('#brand-logo').count(), 0);
@@ -675,7 +681,10 @@ describe('hosted pages in headless Chromium', () => {
 
       const expired = await s.page.goto(`${base}/signin/${randomAlphanumeric(32)}`);
       assert.equal(expired?.status(), 404);
-      assert.match(await s.page.locator('main').innerText(), /This sign-in link has expired or was already used\./);
+      assert.match(
+        await s.page.locator('main').innerText(),
+        /This sign-in link has expired or was already used\./,
+      );
       await inspect(s.page, 'error-signin-expired');
     } finally {
       await s.context.close();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import { type PageScript, assetUrl } from './assets.js';
-import { inkOn, textOn } from './color.js';
+import { contrast, inkOn, parseHex, textOn } from './color.js';
 import { type Locale, type Translate, translator } from './i18n.js';
 import type { MessageKey } from './i18n/en.js';
 
@@ -75,12 +75,19 @@ export interface PageOptions {
 const LIGHT_CARD = '#ffffff';
 const DARK_CARD = '#161b22';
 
-/** The brand's theme variables: surface, text on it, and readable inks for each theme. */
+/**
+ * The brand's theme variables: the brand surface and the text on it (black or white, whichever
+ * reads), the surface for the dark theme (a brand too dark to stand out on the dark card is
+ * lightened to 3:1 against it), and the brand as text (links, focus rings) for each theme (4.5:1).
+ */
 export function themeVariables(color: string | null | undefined): string {
   const brand = safeColor(color);
+  const dark = contrast(parseHex(brand), parseHex(DARK_CARD)) >= 3 ? brand : inkOn(brand, DARK_CARD, 3);
   return [
     `--brand: ${brand}`,
     `--on-brand: ${textOn(brand)}`,
+    `--brand-dark: ${dark}`,
+    `--on-brand-dark: ${textOn(dark)}`,
     `--ink-light: ${inkOn(brand, LIGHT_CARD)}`,
     `--ink-dark: ${inkOn(brand, DARK_CARD)}`,
   ].join('; ');

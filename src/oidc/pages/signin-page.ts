@@ -71,7 +71,10 @@ export function consentLines(
 
 function walletBlock(t: Translate): string {
   const install = WALLET_INSTALL_LINKS.map(
-    (w) => `<li><a href="${esc(w.href)}" rel="noopener noreferrer" target="_blank">${esc(w.name)}</a></li>`,
+    (w) =>
+      `<li><a class="button secondary" href="${esc(w.href)}" rel="noopener noreferrer">${esc(
+        t('signin.walletInstall', { wallet: w.name }),
+      )}</a></li>`,
   ).join('');
   return `<div id="provider-solana" data-provider="solana" class="wallet-block">
 <ul class="wallets" id="wallet-list" aria-label="${esc(t('signin.walletHeading'))}"></ul>
@@ -79,7 +82,7 @@ function walletBlock(t: Translate): string {
 <noscript><p class="notice">${esc(t('signin.walletNoScript'))}</p></noscript>
 <div id="wallet-none" hidden>
 <p class="notice">${esc(t('signin.walletNone'))}</p>
-<ul class="install" id="wallet-install">${install}</ul>
+<ul class="install-links" id="wallet-install">${install}</ul>
 </div>
 </div>`;
 }
@@ -109,11 +112,11 @@ function consentView(view: InteractionView, who: SignedInAs | null, t: Translate
   const app = view.app.name;
   const lines = consentLines(view.scopes, who, view.brand.name, t);
   const whoLine = who
-    ? `<p class="who" id="signed-in-as">${fill(
+    ? `<p class="who" id="signed-in-as"><span>${fill(
         t('consent.signedInAs'),
         'who',
         `<strong title="${esc(who.full)}">${esc(who.label)}</strong>`,
-      )} <span aria-hidden="true">·</span> <button type="button" class="link" id="switch-account">${esc(
+      )}</span> <button type="button" class="link" id="switch-account">${esc(
         t(who.wallet ? 'consent.useAnotherWallet' : 'consent.useAnotherAccount'),
       )}</button></p>`
     : '';

@@ -204,6 +204,7 @@
           button.append(mono);
         }
         const label = document.createElement('span');
+        label.className = 'label';
         label.textContent = say('signin.walletButton', { wallet: w.name });
         const tag = document.createElement('span');
         tag.className = 'tag';

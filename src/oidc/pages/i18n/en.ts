@@ -19,7 +19,7 @@ export const en = {
   'signin.walletSearching': 'Looking for wallets in this browser…',
   'signin.walletNoScript': 'Signing in with a wallet needs JavaScript. Turn it on and reload this page.',
   'signin.walletNone': 'No Solana wallet was found in this browser. Install one, then reload this page:',
-  'signin.walletReload': 'Reload the page',
+  'signin.walletInstall': 'Get {wallet}',
   'signin.walletButton': 'Continue with {wallet}',
   'signin.walletDetected': 'Detected',
   'signin.provider': 'Continue with {provider}',
