@@ -3,7 +3,6 @@ import { Type } from 'typebox';
 import { defaults } from '../config/defaults.js';
 import { ApiError } from '../http/errors.js';
 import { ErrorEnvelope, OAuthErrorBody, errorResponses } from '../http/schemas.js';
-import { providerErrorMessage } from '../providers/flow.js';
 import { authorize } from './authorize.js';
 import { deviceDecision, devicePage } from './device-pages.js';
 import { isForm, requireJson, sameOriginGuard, wantsJson } from './interactions/guards.js';
@@ -18,7 +17,7 @@ import {
 import { sweepExpiredSignin } from './interactions/sweep.js';
 import { loadClient } from './clients.js';
 import { sendErrorPage, sendExpiredSigninPage } from './pages/html.js';
-import { requestLocale } from './pages/i18n.js';
+import { providerNotice, requestLocale, translator } from './pages/i18n.js';
 import { pageBrand, signedInAs } from './pages/page-data.js';
 import { renderSigninPage } from './pages/signin-page.js';
 
@@ -188,7 +187,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         params: InteractionId,
-        // `error`: why an upstream provider sent the browser back (see PROVIDER_ERROR_MESSAGES).
+        // `error`: why an upstream provider sent the browser back (the page's catalog has a line for each).
         querystring: Type.Object({ error: Type.Optional(Type.String({ maxLength: 64 })) }),
         response: HtmlOrRedirect,
       },
@@ -198,11 +197,12 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const loaded = await loadInteraction(ctx, req.params.id);
         const view = await viewInteraction(ctx, loaded);
         const userId = loaded.row.user_id;
+        const locale = requestLocale(req, loaded.params.uiLocales);
         return renderSigninPage(reply, view, {
           preselected: loaded.params.provider,
           baseUrl: ctx.config.baseUrl,
-          notice: providerErrorMessage(req.query.error),
-          locale: requestLocale(req, loaded.params.uiLocales),
+          notice: providerNotice(translator(locale), req.query.error),
+          locale,
           who: userId ? await signedInAs(ctx.db, userId) : null,
           brand: await pageBrand(ctx, loaded.client.brandId),
         });

@@ -237,12 +237,13 @@ describe('device pages', () => {
       });
     const withToken = { user_code: d.user_code, csrf_token: csrf };
     // Another site, even holding a token, and however the browser labels it: refused before any work.
-    for (const headers of [
+    const foreign: Array<Record<string, string>> = [
       { origin: 'https://evil.example' },
       { origin: 'http://gatehouse.test.evil.example' },
       { 'sec-fetch-site': 'cross-site' },
       { 'sec-fetch-site': 'same-site', origin: 'null' },
-    ]) {
+    ];
+    for (const headers of foreign) {
       const res = await post(headers, withToken);
       assert.equal(res.statusCode, 403, JSON.stringify(headers));
       assert.deepEqual(res.json().error.details, { missing: ['same-origin'] });

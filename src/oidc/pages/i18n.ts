@@ -52,3 +52,9 @@ export function requestLocale(
   const accept = req.headers['accept-language'];
   return pickLocale(preferredLanguages(uiLocales, typeof accept === 'string' ? accept : undefined));
 }
+
+/** The sign-in page's line for a provider's `error` code, in the page's language; unknown codes none. */
+export function providerNotice(t: Translate, code: string | undefined): string | undefined {
+  const key = `providerError.${code}`;
+  return code && Object.hasOwn(en, key) ? t(key as MessageKey) : undefined;
+}

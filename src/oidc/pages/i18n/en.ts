@@ -23,7 +23,21 @@ export const en = {
   'signin.walletButton': 'Continue with {wallet}',
   'signin.walletDetected': 'Detected',
   'signin.provider': 'Continue with {provider}',
-  'signin.cancelled': 'Sign-in was cancelled. Choose a way to continue.',
+
+  // Why an upstream provider sent the browser back (the `error` of /signin/:id, see providers/flow.ts)
+  'providerError.cancelled': 'Sign-in was cancelled. Choose a way to continue.',
+  'providerError.provider_error': 'The provider could not sign you in. Try again or choose another way.',
+  'providerError.token_exchange_failed':
+    'The provider did not confirm the sign-in. Try again or choose another way.',
+  'providerError.invalid_id_token':
+    'The provider’s answer could not be verified. Try again or choose another way.',
+  'providerError.profile_unavailable':
+    'Your profile could not be read from the provider. Try again or choose another way.',
+  'providerError.telegram_invalid': 'The Telegram sign-in could not be verified. Try again.',
+  'providerError.telegram_expired': 'The Telegram sign-in is too old. Sign in with Telegram again.',
+  'providerError.not_enabled': 'This sign-in method is not available any more. Choose another way.',
+  'providerError.account_conflict': 'That account is linked to another user.',
+  'providerError.unexpected': 'Something went wrong. Try again or choose another way.',
 
   // Status messages (announced while the wallet works)
   'status.connecting': 'Connecting to {wallet}…',
