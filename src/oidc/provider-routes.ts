@@ -33,6 +33,8 @@ import { PROVIDER_TYPES, type ProviderType } from '../providers/types.js';
 import { browserMatches, clearBindingCookie } from './interactions/binding.js';
 import { type LoadedInteraction, loadInteraction } from './interactions/interactions.service.js';
 import { sendErrorPage, sendExpiredSigninPage } from './pages/html.js';
+import { requestLocale } from './pages/i18n.js';
+import { pageBrand } from './pages/page-data.js';
 
 const ProviderTypeSchema = Type.Enum([...PROVIDER_TYPES]);
 const InteractionProviderParams = Type.Object({
@@ -198,21 +200,23 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     oauthCallbackId: string,
     status: 302 | 303,
   ) {
+    // The state names the brand: its error pages carry the brand's logo, colour and support address.
+    const page = { brand: await pageBrand(ctx, state.brand_id), locale: requestLocale(req) };
     let loaded: LoadedInteraction;
     try {
       loaded = await loadInteraction(ctx, state.interaction_id!);
     } catch {
-      return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
+      return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE, undefined, page);
     }
     if (loaded.client.brandId !== state.brand_id)
-      return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
+      return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE, undefined, page);
     // Login CSRF: only the browser that started the interaction may complete it. Nothing recorded.
     if (!browserMatches(req, loaded.row)) {
       req.log.info(
         { provider: state.provider },
         'provider return from a browser not bound to the interaction',
       );
-      return sendErrorPage(reply, 400, 'invalid_request', OTHER_BROWSER);
+      return sendErrorPage(reply, 400, 'invalid_request', OTHER_BROWSER, undefined, page);
     }
     const fail = async (reason: ProviderFailure, claimedExternalId?: string) => {
       await recordFailedSignIn(ctx, req, {
@@ -240,7 +244,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
       if (err instanceof ApiError && err.status === 409) return fail('account_conflict');
       if (err instanceof ApiError && err.status === 404)
-        return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
+        return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE, undefined, page);
       // Never a 500 on the way back from a provider: the message only, never the error object.
       req.log.error(
         { provider: state.provider, err: { message: (err as Error)?.message } },
