@@ -21,6 +21,10 @@ import { csrfTokenFor, findSession } from './sessions.js';
 
 const MAX_USER_CODE = 64;
 
+/** A screen, drawn inline (an image, not script: the CSP allows it). */
+const SCREEN_ICON =
+  '<svg width="24" height="24" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><rect x="3" y="4" width="18" height="12" rx="2"/><path d="M8 20h8M12 16v4"/></svg>';
+
 async function checkGuessBudget(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   await ctx.rateLimits.consume('deviceUserCode', req.ip, reply, undefined, 0);
 }
@@ -39,7 +43,7 @@ function enterCodePage(
     title: t('device.title'),
     status: opts.status,
     locale,
-    body: `<div class="icon-badge ok-badge" aria-hidden="true">⌁</div>
+    body: `<div class="icon-badge ok-badge" aria-hidden="true">${SCREEN_ICON}</div>
 <h1>${esc(t('device.title'))}</h1>
 <p class="sub">${esc(t('device.sub'))}</p>
 <form method="get" action="/device">

@@ -7,7 +7,7 @@ import { type Browser, type BrowserContext, type Page, chromium } from 'playwrig
 import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
 import { pageAssetRoutes } from '../../src/oidc/pages/assets.js';
 import { sendSignedOutPage } from '../../src/oidc/pages/html.js';
-import { sendLinkResultPage } from '../../src/providers/pages.js';
+import { sendLinkResultPage, sendTelegramWidgetPage } from '../../src/providers/pages.js';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/net.js';
 import { type SeededClient, authorizeQuery, seedClient } from '../helpers/signin.js';
@@ -69,7 +69,13 @@ before(async () => {
     orgId: sunny.orgId,
     grantTypes: ['authorization_code', DEVICE_GRANT],
   });
-  // A logo and a support address for Sunny, so its pages show them.
+  // Names people would see, a logo and a support address for Sunny, so its pages show them.
+  for (const [client, name] of [
+    [sunny, 'Sunny Shop'],
+    [night, 'Night Owl Notes'],
+    [tv, 'Sunny TV'],
+  ] as const)
+    await t.ctx.db.updateTable('apps').set({ name }).where('id', '=', client.appId).execute();
   const logoId = newId('file_');
   const logo = readFileSync(new URL('./logo.png', import.meta.url));
   await t.ctx.db
@@ -101,6 +107,14 @@ before(async () => {
       status: 409,
       title: 'Google account not linked',
       message: 'That Google account already belongs to another user.',
+    }),
+  );
+  extras.get('/telegram', (_req, reply) =>
+    sendTelegramWidgetPage(reply, {
+      botUsername: 'sunny_bot',
+      authUrl: 'https://example.invalid/callback',
+      title: 'Continue with Telegram',
+      back: '/signed-out',
     }),
   );
   const extrasPort = await freePort();
@@ -251,10 +265,14 @@ interface AxeViolation {
   nodes: Array<{ target: string[] }>;
 }
 
-async function axe(page: Page): Promise<AxeViolation[]> {
+/** Every WCAG 2.x A/AA rule and axe's best practices; `contrastOnly` for a re-run in another theme. */
+async function axe(page: Page, contrastOnly = false): Promise<AxeViolation[]> {
   if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
+  const only = contrastOnly
+    ? "{ type: 'rule', values: ['color-contrast'] }"
+    : "{ type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] }";
   return (await page.evaluate(
-    `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] } }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))`,
+    `axe.run(document, { runOnly: ${only} }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))`,
   )) as AxeViolation[];
 }
 
@@ -262,14 +280,15 @@ async function axe(page: Page): Promise<AxeViolation[]> {
 const findings = new Map<string, string[]>();
 
 /**
- * axe in light and dark, the `lang` attribute, then screenshots at 1280 and 390 px wide (and a
+ * axe (all rules in light, contrast again in dark), the `lang` attribute, then screenshots at 1280 and 390 px wide (and a
  * dark one at 390). Leaves the page as it found it.
  */
 async function inspect(page: Page, name: string): Promise<void> {
   assert.equal(await page.getAttribute('html', 'lang'), 'en', `${name}: lang`);
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
-    const violations = await axe(page);
+    // The dark theme changes colours only: its re-run checks contrast.
+    const violations = await axe(page, scheme === 'dark');
     findings.set(
       `${name} (${scheme})`,
       violations.map((v) => `${v.impact}: ${v.id}`),
@@ -371,11 +390,16 @@ describe('hosted pages in headless Chromium', () => {
       await assertVisible(s.page.getByRole('img', { name: 'Sunny Wallet Club logo' }));
       await assertVisible(walletButton(s.page, STANDARD_WALLET));
       await assertVisible(walletButton(s.page, 'Phantom'));
+      // The brand's logo is the favicon too.
+      assert.equal(
+        await s.page.getAttribute('link[rel=icon]', 'href'),
+        await s.page.getAttribute('#brand-logo', 'src'),
+      );
       await inspect(s.page, 'signin');
 
       await signInWith(s.page, STANDARD_WALLET);
       const consent = s.page.getByRole('heading', {
-        name: `${`App ${sunny.clientId}`} wants to access your Sunny Wallet Club account`,
+        name: 'Sunny Shop wants to access your Sunny Wallet Club account',
       });
       await consent.waitFor();
       const who = signers.standard.address;
@@ -691,8 +715,10 @@ describe('hosted pages in headless Chromium', () => {
     }
   });
 
-  it('the signed-out page and the account-link result page', async () => {
+  it('the signed-out page, the account-link result page and the Telegram widget page', async () => {
     const s = await open();
+    // No trip to Telegram from a test: its widget script is refused.
+    await s.context.route('https://telegram.org/**', (route) => route.abort());
     try {
       await s.page.goto(`${extrasBase}/signed-out`);
       await assertVisible(s.page.getByRole('heading', { name: 'You are signed out' }));
@@ -702,6 +728,10 @@ describe('hosted pages in headless Chromium', () => {
       assert.equal(link?.status(), 409);
       await assertVisible(s.page.getByRole('heading', { name: 'Google account not linked' }));
       await inspect(s.page, 'link-result');
+      await s.page.goto(`${extrasBase}/telegram`);
+      await assertVisible(s.page.getByRole('heading', { name: 'Continue with Telegram' }));
+      await assertVisible(s.page.getByRole('link', { name: 'Back' }));
+      await inspect(s.page, 'telegram');
     } finally {
       await s.context.close();
     }
