@@ -284,6 +284,8 @@ const findings = new Map<string, string[]>();
  * dark one at 390). Leaves the page as it found it.
  */
 async function inspect(page: Page, name: string): Promise<void> {
+  // Styles and images loaded (a page shown by a script's navigation may still be loading them).
+  await page.waitForLoadState('load');
   assert.equal(await page.getAttribute('html', 'lang'), 'en', `${name}: lang`);
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
@@ -329,6 +331,7 @@ function ratio(a: string, b: string): number {
   return (hi + 0.05) / (lo + 0.05);
 }
 async function colours(page: Page, selector: string): Promise<{ color: string; background: string }> {
+  await page.waitForLoadState('load');
   return (await page.evaluate(
     `(() => { const s = getComputedStyle(document.querySelector(${JSON.stringify(selector)})); return { color: s.color, background: s.backgroundColor }; })()`,
   )) as { color: string; background: string };
