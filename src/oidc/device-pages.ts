@@ -171,7 +171,12 @@ export async function deviceDecision(
         : err.status === 429
           ? t('errorPage.tooMany')
           : err.message;
-    return sendErrorPage(reply, err.status, err.code, message, t('device.title'), { locale });
+    // A refused form (no session, stale token) was for a code that exists: show its brand.
+    const device =
+      err.status === 401 || err.status === 403 ? await findPendingDevice(ctx, body.user_code) : null;
+    const client = device ? await loadClient(ctx, device.clientId) : null;
+    const brand = client ? await pageBrand(ctx, client.brandId) : null;
+    return sendErrorPage(reply, err.status, err.code, message, t('device.title'), { locale, brand });
   }
 }
 

@@ -674,6 +674,7 @@ describe('hosted pages in headless Chromium', () => {
       assert.match(res.headers()['content-type'], /^text\/html/);
       await s.page.getByRole('heading', { name: 'Connect a device' }).waitFor();
       assert.equal(await s.page.locator('#error-code').innerText(), 'forbidden');
+      await assertVisible(s.page.getByRole('img', { name: 'Sunny Wallet Club logo' }));
       await inspect(s.page, 'error-device-stale');
       assert.equal((await poll(tv, d.device_code)).body.error, 'authorization_pending');
     } finally {
