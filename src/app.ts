@@ -18,6 +18,7 @@ import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { orgsRoutes } from './modules/orgs/orgs.routes.js';
 import { tokenGatesRoutes } from './modules/token-gates/token-gates.routes.js';
 import { wellKnownRoutes } from './oidc/discovery.js';
+import { pageAssetRoutes } from './oidc/pages/assets.js';
 import { providerRoutes } from './oidc/provider-routes.js';
 import { signinRoutes } from './oidc/signin-routes.js';
 import { tokenRoutes } from './oidc/token-routes.js';
@@ -123,6 +124,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(async (issuer) => {
     await issuer.register(cookie);
     await issuer.register(tokenRoutes);
+    await issuer.register(pageAssetRoutes);
     await issuer.register(signinRoutes);
     await issuer.register(providerRoutes);
   });

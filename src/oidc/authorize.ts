@@ -197,6 +197,7 @@ export async function authorize(ctx: AppContext, req: FastifyRequest): Promise<A
       prompt,
       loginHint: single(params, 'login_hint'),
       provider,
+      uiLocales: single(params, 'ui_locales'),
     };
 
     // The interaction is bound to this browser: only it may complete a provider sign-in.

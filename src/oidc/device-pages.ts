@@ -1,4 +1,3 @@
-import { defaults } from '../config/defaults.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError, notFound, unauthorized } from '../http/errors.js';
@@ -13,9 +12,11 @@ import {
   normalizeUserCode,
 } from './device-store.js';
 import { endFlow, flowValue, newFlowBinding, setFlowCookie } from './flow-state.js';
-import { findBrand } from './interactions/interactions.queries.js';
 import { createInteraction, describeScopes } from './interactions/interactions.service.js';
-import { esc, safeUrl, sendPage } from './pages/html.js';
+import { type PageBrand, esc, fill, sendErrorPage, sendPage } from './pages/html.js';
+import { type Locale, requestLocale, translator } from './pages/i18n.js';
+import { pageBrand, signedInAs } from './pages/page-data.js';
+import { consentLines } from './pages/signin-page.js';
 import { csrfTokenFor, findSession } from './sessions.js';
 
 /**
@@ -26,6 +27,10 @@ import { csrfTokenFor, findSession } from './sessions.js';
 
 const MAX_USER_CODE = 64;
 
+/** A screen, drawn inline (an image, not script: the CSP allows it). */
+const SCREEN_ICON =
+  '<svg width="24" height="24" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><rect x="3" y="4" width="18" height="12" rx="2"/><path d="M8 20h8M12 16v4"/></svg>';
+
 async function checkGuessBudget(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   await ctx.rateLimits.consume('deviceUserCode', ctx.rateLimits.source(req), reply, undefined, 0);
 }
@@ -33,30 +38,51 @@ async function spendGuess(ctx: AppContext, req: FastifyRequest, reply: FastifyRe
   await ctx.rateLimits.consume('deviceUserCode', ctx.rateLimits.source(req), reply);
 }
 
-function enterCodePage(reply: FastifyReply, opts: { status?: number; message?: string; code?: string } = {}) {
+function enterCodePage(
+  reply: FastifyReply,
+  locale: Locale,
+  opts: { status?: number; wrong?: boolean; code?: string } = {},
+) {
+  const t = translator(locale);
+  const describedBy = opts.wrong ? 'user-code-hint device-error' : 'user-code-hint';
   return sendPage(reply, {
-    title: 'Connect a device',
+    title: t('device.title'),
     status: opts.status,
-    body: `<header><h1>Connect a device</h1><p class="sub">Enter the code shown on your device.</p></header>
-${opts.message ? `<p class="status error" id="device-error">${esc(opts.message)}</p>` : ''}
+    locale,
+    body: `<div class="icon-badge ok-badge" aria-hidden="true">${SCREEN_ICON}</div>
+<h1>${esc(t('device.title'))}</h1>
+<p class="sub">${esc(t('device.sub'))}</p>
 <form method="get" action="/device">
-<input type="text" name="user_code" id="user-code" autocomplete="off" value="${esc(opts.code ?? '')}" maxlength="${MAX_USER_CODE}" required>
-<button type="submit">Continue</button>
+<label for="user-code">${esc(t('device.codeLabel'))}</label>
+<p class="hint" id="user-code-hint">${esc(t('device.codeHint'))}</p>
+${opts.wrong ? `<p class="error" id="device-error" role="alert">${esc(t('device.wrongCode'))}</p>` : ''}
+<input type="text" name="user_code" id="user-code" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" value="${esc(
+      opts.code ?? '',
+    )}" maxlength="${MAX_USER_CODE}" required aria-describedby="${describedBy}"${opts.wrong ? ' aria-invalid="true"' : ''}>
+<button type="submit">${esc(t('device.continue'))}</button>
 </form>`,
   });
 }
 
-function resultPage(reply: FastifyReply, title: string, message: string) {
+function resultPage(
+  reply: FastifyReply,
+  opts: { brand: PageBrand | null; locale: Locale; approved: boolean; app: string },
+) {
+  const t = translator(opts.locale);
+  const title = t(opts.approved ? 'device.approvedTitle' : 'device.deniedTitle');
   return sendPage(reply, {
     title,
-    body: `<header><h1 id="device-result">${esc(title)}</h1></header><p>${esc(message)}</p>`,
+    brand: opts.brand,
+    locale: opts.locale,
+    body: `<div class="icon-badge ${opts.approved ? 'ok-badge' : 'error-badge'}" aria-hidden="true">${opts.approved ? '✓' : '✕'}</div>
+<h1 id="device-result">${esc(title)}</h1>
+<p class="lead" id="device-result-message">${esc(
+      t(opts.approved ? 'device.approvedBody' : 'device.deniedBody', { app: opts.app }),
+    )}</p>`,
   });
 }
 
-/**
- * The device flow's cookie: the user code the user typed, kept by the browser through the hosted
- * sign-in so that no interaction row holds it in plaintext (they keep its hash).
- */
+/** The device flow's cookie: the user code this browser is approving, kept across sign-in. */
 const DEVICE_CODE_FLOW = 'code';
 
 /** GET /device?user_code=… (or, back from sign-in, the code the browser kept) */
@@ -66,9 +92,10 @@ export async function devicePage(
   reply: FastifyReply,
   userCode: string | undefined,
 ): Promise<FastifyReply> {
+  const locale = requestLocale(req);
   const kept = userCode ? undefined : flowValue(req, 'device', DEVICE_CODE_FLOW);
   const code = userCode ?? kept;
-  if (!code) return enterCodePage(reply);
+  if (!code) return enterCodePage(reply, locale);
   await checkGuessBudget(ctx, req, reply);
   const device = await findPendingDevice(ctx, code);
   const client = device ? await loadClient(ctx, device.clientId) : null;
@@ -76,11 +103,7 @@ export async function devicePage(
   if (!device || !client || !normalized) {
     await spendGuess(ctx, req, reply);
     if (kept) endFlow(ctx, reply, 'device', DEVICE_CODE_FLOW);
-    return enterCodePage(reply, {
-      status: 400,
-      message: 'That code is wrong or has expired.',
-      code: userCode,
-    });
+    return enterCodePage(reply, locale, { status: 400, wrong: true, code: userCode });
   }
   const session = await findSession(ctx, req, client.brandId);
   if (!session) {
@@ -97,33 +120,38 @@ export async function devicePage(
     setFlowCookie(ctx, reply, 'device', DEVICE_CODE_FLOW, normalized, defaults.deviceCodeTtl);
     return reply.header('cache-control', 'no-store').redirect(`${ctx.config.baseUrl}/signin/${id}`, 302);
   }
-  const brand = await findBrand(ctx.db, client.brandId);
-  const scopes = await describeScopes(ctx, client.brandId, device.scopes);
+  const t = translator(locale);
+  const brand = await pageBrand(ctx, client.brandId);
+  const who = await signedInAs(ctx.db, session.userId);
+  const lines = consentLines(
+    await describeScopes(ctx, client.brandId, device.scopes),
+    who,
+    client.brandName,
+    t,
+  );
   const csrf = csrfTokenFor(session);
   const hidden = `<input type="hidden" name="user_code" value="${esc(normalized)}"><input type="hidden" name="csrf_token" value="${esc(csrf)}">`;
-  const links = [
-    safeUrl(brand?.privacyPolicyUrl)
-      ? `<a href="${esc(safeUrl(brand?.privacyPolicyUrl))}">Privacy policy</a>`
-      : '',
-    safeUrl(brand?.termsUrl) ? `<a href="${esc(safeUrl(brand?.termsUrl))}">Terms</a>` : '',
-  ].join('');
   return sendPage(reply, {
-    title: `Connect ${client.name}`,
-    primaryColor: brand?.primaryColor,
-    body: `<header><h1 id="brand-name">${esc(client.brandName)}</h1>
-<p class="sub">Connect <strong id="app-name">${esc(client.name)}</strong> on your device</p></header>
-<p>Code: <strong id="device-code">${esc(formatUserCode(normalized))}</strong>. Only continue if your device shows this code.</p>
-<p>${esc(client.name)} would like to:</p>
-<ul class="scopes" id="device-scopes">${scopes.map((s) => `<li data-scope="${esc(s.name)}">${esc(s.description)}</li>`).join('')}</ul>
-<form method="post" action="/device/approve">${hidden}<button type="submit" id="device-approve">Approve</button></form>
-<form method="post" action="/device/deny">${hidden}<button type="submit" class="secondary" id="device-deny">Deny</button></form>
-<footer>${links}</footer>`,
+    title: t('device.confirmTitle', { app: client.name }),
+    brand,
+    locale,
+    body: `<h1 id="device-heading">${esc(t('device.confirmHeading', { app: client.name, brand: client.brandName }))}</h1>
+<p class="who" id="signed-in-as"><span>${fill(t('consent.signedInAs'), 'who', `<strong title="${esc(who.full)}">${esc(who.label)}</strong>`)}</span></p>
+<p>${esc(t('device.checkCode'))}</p>
+<p class="code" id="device-code">${esc(formatUserCode(normalized))}</p>
+<p>${esc(t('consent.wouldLike', { app: client.name }))}</p>
+<ul class="scopes" id="device-scopes">${lines.map((l) => `<li data-scope="${esc(l.name)}">${esc(l.text)}</li>`).join('')}</ul>
+<div class="actions">
+<form method="post" action="/device/deny">${hidden}<button type="submit" class="secondary" id="device-deny">${esc(t('device.deny'))}</button></form>
+<form method="post" action="/device/approve">${hidden}<button type="submit" id="device-approve">${esc(t('device.approve'))}</button></form>
+</div>`,
   });
 }
 
 /**
  * POST /device/approve and /device/deny: `{ user_code }` as JSON, or the page's form with its CSRF
- * token, from a signed-in session of the client's brand.
+ * token, from a signed-in session of the client's brand. The form gets pages (the outcome, or the
+ * error as a page with the same status); JSON callers get JSON.
  */
 export async function deviceDecision(
   ctx: AppContext,
@@ -133,6 +161,49 @@ export async function deviceDecision(
   decision: 'approve' | 'deny',
   viaForm: boolean,
 ): Promise<FastifyReply> {
+  if (!viaForm) {
+    const { status } = await decide(ctx, req, reply, body, decision, false);
+    endFlow(ctx, reply, 'device', DEVICE_CODE_FLOW);
+    return reply.header('cache-control', 'no-store').send({ status });
+  }
+  const locale = requestLocale(req);
+  const t = translator(locale);
+  try {
+    const { client } = await decide(ctx, req, reply, body, decision, true);
+    endFlow(ctx, reply, 'device', DEVICE_CODE_FLOW);
+    return resultPage(reply, {
+      brand: await pageBrand(ctx, client.brandId),
+      locale,
+      approved: decision === 'approve',
+      app: client.name,
+    });
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    for (const [k, v] of Object.entries(err.headers ?? {}))
+      if (k.toLowerCase() !== 'www-authenticate') reply.header(k, v);
+    const message =
+      err.status === 404 || err.status === 403 || err.status === 401
+        ? t('device.staleForm')
+        : err.status === 429
+          ? t('errorPage.tooMany')
+          : err.message;
+    // A refused form (no session, stale token) was for a code that exists: show its brand.
+    const device =
+      err.status === 401 || err.status === 403 ? await findPendingDevice(ctx, body.user_code) : null;
+    const client = device ? await loadClient(ctx, device.clientId) : null;
+    const brand = client ? await pageBrand(ctx, client.brandId) : null;
+    return sendErrorPage(reply, err.status, err.code, message, t('device.title'), { locale, brand });
+  }
+}
+
+async function decide(
+  ctx: AppContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  body: { user_code: string; csrf_token?: string },
+  decision: 'approve' | 'deny',
+  viaForm: boolean,
+) {
   await checkGuessBudget(ctx, req, reply);
   const device = await findPendingDevice(ctx, body.user_code);
   const client = device ? await loadClient(ctx, device.clientId) : null;
@@ -160,16 +231,5 @@ export async function deviceDecision(
   } else if (!(await denyDevice(ctx, body.user_code))) {
     throw notFound('device request');
   }
-  const status = decision === 'approve' ? 'approved' : 'denied';
-  endFlow(ctx, reply, 'device', DEVICE_CODE_FLOW);
-  if (viaForm) {
-    return decision === 'approve'
-      ? resultPage(
-          reply,
-          'Device connected',
-          `${client.name} is now connected. You can return to your device.`,
-        )
-      : resultPage(reply, 'Request denied', `${client.name} was not connected. You can close this page.`);
-  }
-  return reply.header('cache-control', 'no-store').send({ status });
+  return { client, status: decision === 'approve' ? 'approved' : 'denied' };
 }

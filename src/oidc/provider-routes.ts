@@ -54,6 +54,8 @@ import {
 import { isForm, sameOriginGuard } from './interactions/guards.js';
 import { type LoadedInteraction, loadInteraction } from './interactions/interactions.service.js';
 import { sendErrorPage, sendExpiredSigninPage } from './pages/html.js';
+import { requestLocale } from './pages/i18n.js';
+import { pageBrand } from './pages/page-data.js';
 
 const ProviderTypeSchema = Type.Enum([...PROVIDER_TYPES]);
 const InteractionProviderParams = Type.Object({
@@ -212,20 +214,21 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return sendErrorPage(reply, 400, 'invalid_request', OTHER_BROWSER_LINK, LINK_REFUSED);
       }
     } else {
+      const page = { brand: await pageBrand(ctx, found.brand_id), locale: requestLocale(req) };
       try {
         loaded = await loadInteraction(ctx, found.interaction_id!);
       } catch {
-        return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
+        return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE, undefined, page);
       }
       if (loaded.client.brandId !== found.brand_id)
-        return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
+        return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE, undefined, page);
       // Login CSRF: only the browser that started the interaction may complete it. Nothing recorded.
       if (!flowBrowserMatches(req, 'interaction', loaded.row.id, loaded.row.binding_hash)) {
         req.log.info(
           { provider: found.provider },
           'provider return from a browser not bound to the interaction',
         );
-        return sendErrorPage(reply, 400, 'invalid_request', OTHER_BROWSER);
+        return sendErrorPage(reply, 400, 'invalid_request', OTHER_BROWSER, undefined, page);
       }
     }
     // Redeemed once: of a replay or a second tab, only one gets past here.
@@ -257,6 +260,8 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     oauthCallbackId: string,
     status: 302 | 303,
   ) {
+    // The state names the brand: its error pages carry the brand's logo, colour and support address.
+    const page = { brand: await pageBrand(ctx, state.brand_id), locale: requestLocale(req) };
     const fail = async (reason: ProviderFailure, claimedExternalId?: string) => {
       await recordFailedSignIn(ctx, req, {
         provider: state.provider,
@@ -283,7 +288,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
       if (err instanceof ApiError && err.status === 409) return fail('account_conflict');
       if (err instanceof ApiError && err.status === 404)
-        return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
+        return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE, undefined, page);
       // Never a 500 on the way back from a provider: the message only, never the error object.
       req.log.error(
         { provider: state.provider, err: { message: (err as Error)?.message } },

@@ -3,7 +3,6 @@ import { Type } from 'typebox';
 import { defaults } from '../config/defaults.js';
 import { ApiError } from '../http/errors.js';
 import { ErrorEnvelope, OAuthErrorBody, errorResponses } from '../http/schemas.js';
-import { providerErrorMessage } from '../providers/flow.js';
 import { authorize } from './authorize.js';
 import { deviceDecision, devicePage } from './device-pages.js';
 import { isForm, requireJson, sameOriginGuard, wantsJson } from './interactions/guards.js';
@@ -16,7 +15,10 @@ import {
   walletChallenge,
 } from './interactions/interactions.service.js';
 import { sweepExpiredSignin } from './interactions/sweep.js';
+import { loadClient } from './clients.js';
 import { sendErrorPage, sendExpiredSigninPage } from './pages/html.js';
+import { providerNotice, requestLocale, translator } from './pages/i18n.js';
+import { pageBrand, signedInAs } from './pages/page-data.js';
 import { renderSigninPage } from './pages/signin-page.js';
 
 const InteractionId = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9]{1,64}$' }) });
@@ -85,7 +87,15 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
       if (wantsJson(req))
         return reply.code(400).send({ error: outcome.error, error_description: outcome.description });
-      return sendErrorPage(reply, 400, outcome.error, outcome.description);
+      // The redirect URI is not trusted here, but a known client's brand themes the page.
+      const query = req.query as Record<string, string | string[]>;
+      const clientId = typeof query.client_id === 'string' ? query.client_id : undefined;
+      const client = clientId && clientId.length <= 200 ? await loadClient(ctx, clientId) : null;
+      const uiLocales = typeof query.ui_locales === 'string' ? query.ui_locales : undefined;
+      return sendErrorPage(reply, 400, outcome.error, outcome.description, undefined, {
+        brand: client ? await pageBrand(ctx, client.brandId) : null,
+        locale: requestLocale(req, uiLocales),
+      });
     },
   );
 
@@ -184,7 +194,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         params: InteractionId,
-        // `error`: why an upstream provider sent the browser back (see PROVIDER_ERROR_MESSAGES).
+        // `error`: why an upstream provider sent the browser back (the page's catalog has a line for each).
         querystring: Type.Object({ error: Type.Optional(Type.String({ maxLength: 64 })) }),
         response: HtmlOrRedirect,
       },
@@ -193,14 +203,19 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
       try {
         const loaded = await loadInteraction(ctx, req.params.id);
         const view = await viewInteraction(ctx, loaded);
+        const userId = loaded.row.user_id;
+        const locale = requestLocale(req, loaded.params.uiLocales);
         return renderSigninPage(reply, view, {
           preselected: loaded.params.provider,
           baseUrl: ctx.config.baseUrl,
-          notice: providerErrorMessage(req.query.error),
+          notice: providerNotice(translator(locale), req.query.error),
+          locale,
+          who: userId ? await signedInAs(ctx.db, userId) : null,
+          brand: await pageBrand(ctx, loaded.client.brandId),
         });
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) {
-          return sendExpiredSigninPage(reply);
+          return sendExpiredSigninPage(reply, { locale: requestLocale(req) });
         }
         throw err;
       }

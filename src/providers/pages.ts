@@ -14,10 +14,10 @@ export function sendTelegramWidgetPage(
     title: input.title,
     allow: { scripts: [new URL(telegram.widgetScriptUrl).origin], frames: ['https://oauth.telegram.org'] },
     body: (nonce) => `<h1>${esc(input.title)}</h1>
-<div id="telegram-login">
+<div id="telegram-login" class="widget">
 <script async nonce="${nonce}" src="${esc(telegram.widgetScriptUrl)}" data-telegram-login="${esc(input.botUsername)}" data-size="large" data-auth-url="${esc(input.authUrl)}" data-request-access="write"></script>
 </div>
-${input.back ? `<p><a id="back" href="${esc(input.back)}">Back</a></p>` : ''}`,
+${input.back ? `<a class="button secondary" id="back" href="${esc(input.back)}">Back</a>` : ''}`,
   });
 }
 

@@ -181,15 +181,19 @@ describe('apps', () => {
       ['a relative redirect URI', { redirectUris: ['/callback'] }, 'redirectUris.0'],
       ['a redirect URI with credentials', { redirectUris: ['https://u:p@app.example/cb'] }, 'redirectUris.0'],
       ['a redirect URI with spaces', { redirectUris: ['https://app.example/a b'] }, 'redirectUris.0'],
-      ['a loopback URI for a web app', { redirectUris: ['http://127.0.0.1:3000/cb'] }, 'redirectUris.0'],
+      [
+        'a loopback-like host for a web app',
+        { redirectUris: ['http://127.0.0.2:3000/cb'] },
+        'redirectUris.0',
+      ],
       [
         'a private-use scheme for a spa',
         { type: 'spa', redirectUris: ['com.example.app:/cb'] },
         'redirectUris.0',
       ],
       [
-        'http://localhost for a native app',
-        { type: 'native', redirectUris: ['http://localhost:3000/cb'] },
+        'http://localhost.example for a native app',
+        { type: 'native', redirectUris: ['http://localhost.example:3000/cb'] },
         'redirectUris.0',
       ],
       [

@@ -241,6 +241,60 @@ describe('device pages', () => {
     assert.equal(missing.json().error.code, 'validation_failed');
   });
 
+  it('same-origin guard as browsers send it: the page’s form with its token passes, other sites do not', async () => {
+    const ip = randomIp();
+    const d = await startDevice(tv);
+    const jar = await signInThroughDevicePage(tv, d.user_code, ip);
+    const page = await t.app.inject({
+      method: 'GET',
+      url: `/device?user_code=${encodeURIComponent(d.user_code)}`,
+      headers: { cookie: cookieHeader(jar) },
+      remoteAddress: ip,
+    });
+    // The pages ask browsers to send our Origin on their own form posts.
+    assert.equal(page.headers['referrer-policy'], 'same-origin');
+    assert.doesNotMatch(page.body, /name="referrer"/);
+    const csrf = csrfOf(page.body);
+    const post = (headers: Record<string, string>, fields: Record<string, string>) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/device/deny',
+        payload: new URLSearchParams(fields).toString(),
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          cookie: cookieHeader(jar),
+          ...headers,
+        },
+        remoteAddress: ip,
+      });
+    const withToken = { user_code: d.user_code, csrf_token: csrf };
+    // Another site, even holding a token, and however the browser labels it: refused before any work.
+    const foreign: Array<Record<string, string>> = [
+      { origin: 'https://evil.example' },
+      { origin: 'http://gatehouse.test.evil.example' },
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site', origin: 'null' },
+    ];
+    for (const headers of foreign) {
+      const res = await post(headers, withToken);
+      assert.equal(res.statusCode, 403, JSON.stringify(headers));
+      assert.deepEqual(res.json().error.details, { missing: ['same-origin'] });
+    }
+    // An opaque origin (a no-referrer policy, a privacy setting) proves nothing: the token decides.
+    const nullNoToken = await post(
+      { origin: 'null', 'sec-fetch-site': 'same-origin' },
+      { user_code: d.user_code },
+    );
+    assert.equal(nullNoToken.statusCode, 403);
+    assert.match(nullNoToken.headers['content-type'] as string, /^text\/html/, 'a page, not raw JSON');
+    assert.equal((await poll(tv, d.device_code)).json().error, 'authorization_pending');
+    const nullWithToken = await post({ origin: 'null', 'sec-fetch-site': 'same-origin' }, withToken);
+    assert.equal(nullWithToken.statusCode, 200, nullWithToken.body);
+    assert.ok(nullWithToken.body.includes('You can go back to your device.'));
+    t.clock.advance(10);
+    assert.equal((await poll(tv, d.device_code)).json().error, 'access_denied');
+  });
+
   it('throttles wrong user codes per IP (deviceUserCode) and then refuses even a right one', async () => {
     const ip = randomIp();
     const d = await startDevice(tv);

@@ -146,13 +146,14 @@ describe('end to end over HTTP with openid-client as the relying party', () => {
       await page.goto(login.url.href);
       assert.match(page.url(), /\/signin\/[A-Za-z0-9]+$/);
       assert.equal(await page.textContent('#brand-name'), 'Acme Wallet Club');
-      await page.click('#provider-solana');
+      // An injected provider that names no brand is listed as "Solana wallet".
+      await page.getByRole('button', { name: 'Continue with Solana wallet' }).click();
       await page.waitForSelector('#consent-view:not([hidden])', { timeout: 15_000 }).catch(async (e) => {
         throw new Error(
           `no consent view; status: ${await page.textContent('#status')}; errors: ${errors.join(', ')}; ${e}`,
         );
       });
-      assert.ok((await page.textContent('#consent-scopes'))?.includes('Stay signed in'));
+      assert.ok((await page.textContent('#consent-scopes'))?.includes('Stay connected'));
       await Promise.all([page.waitForURL(/\/rp\/callback\?/), page.click('#consent-allow')]);
       const arrived = new URL(page.url());
       assert.equal(`${arrived.origin}${arrived.pathname}`, rp.redirectUri);

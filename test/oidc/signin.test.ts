@@ -494,7 +494,7 @@ describe('headless sign-in: request hygiene', () => {
 });
 
 describe('hosted sign-in page', () => {
-  it('is brand-themed, escaped, unframeable and runs only nonce-bearing script', async () => {
+  it('is brand-themed, escaped, unframeable and runs only our nonce-bearing script files', async () => {
     const { id } = await startInteraction(rp);
     const res = await t.app.inject({ method: 'GET', url: `/signin/${id}` });
     assert.equal(res.statusCode, 200);
@@ -504,7 +504,24 @@ describe('hosted sign-in page', () => {
     assert.match(csp, /frame-ancestors 'none'/);
     const nonce = csp.match(/script-src 'nonce-([^']+)'/)?.[1];
     assert.ok(nonce);
-    assert.ok(res.body.includes(`<script nonce="${nonce}">`));
+    const scripts = [...res.body.matchAll(/<script\b([^>]*)>/g)].map((m) => m[1]);
+    assert.ok(scripts.length >= 2);
+    for (const attrs of scripts) {
+      // Either a nonce-bearing file of ours, or inert JSON data: never inline code.
+      assert.ok(
+        new RegExp(
+          `^ nonce="${nonce.replace(/[+/]/g, '\\$&')}" src="/static/[a-z]+\\.js\\?v=[0-9a-f]+" defer$`,
+        ).test(attrs) || attrs === ' type="application/json" id="gh-data"',
+        attrs,
+      );
+    }
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+    assert.equal(res.headers['referrer-policy'], 'same-origin');
+    const js = await t.app.inject({ method: 'GET', url: '/static/signin.js' });
+    assert.equal(js.statusCode, 200);
+    assert.match(js.headers['content-type'] as string, /^text\/javascript/);
+    assert.equal(js.headers['x-content-type-options'], 'nosniff');
+    assert.equal((await t.app.inject({ method: 'GET', url: '/static/nope.js' })).statusCode, 404);
     assert.ok(res.body.includes('Acme &lt;Shop&gt;'));
     assert.ok(!res.body.includes('Acme <Shop>'));
     assert.ok(res.body.includes('--brand: #1a73e8'));

@@ -66,6 +66,8 @@ describe('interaction browser binding', () => {
     const victim = await deliver(w, await trip(id, 'google'), {}, false);
     assert.equal(victim.statusCode, 400);
     assert.match(victim.body, /started in another browser/);
+    // The state named the brand: the error page is the brand's.
+    assert.ok(victim.body.includes(`class="brand-name">${client.brandName}<`), 'branded error page');
     assert.ok(!victim.cookies.some((c) => c.name.startsWith('gh_session_')));
     assert.deepEqual(await counts(), before);
     const row = await w.t.ctx.db

@@ -154,10 +154,10 @@ describe('upstream sign-in failures', () => {
     assert.equal(page.statusCode, 200);
     assert.match(
       page.body,
-      /<p class="status error" id="status" role="status">Sign-in was cancelled\. Choose a way to continue\.<\/p>/,
+      /<p class="status error" id="status" role="status" aria-live="polite">Sign-in was cancelled\. Choose a way to continue\.<\/p>/,
     );
     const unknown = await w.inject({ method: 'GET', url: `/signin/${b.id}?error=%3Cscript%3E` });
-    assert.match(unknown.body, /<p class="status" id="status" role="status"><\/p>/);
+    assert.match(unknown.body, /<p class="status" id="status" role="status" aria-live="polite"><\/p>/);
     const again = await providerSignIn(w, b.id, 'discord');
     assert.equal(again.res.statusCode, 302);
     assert.ok(new URL(again.res.headers.location as string).searchParams.get('code'));

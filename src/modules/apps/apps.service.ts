@@ -48,6 +48,8 @@ export function verifyClientSecret(app: Pick<AppRow, 'client_secret_hash'>, pres
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]']);
+/** Hosts any app may use over http while NODE_ENV is not production (DESIGN §3, local development). */
+const LOCAL_DEV_HOSTS = new Set(['localhost', '127.0.0.1']);
 /** RFC 8252 §7.1: a private-use scheme is a reverse domain name, so it contains a dot. */
 const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+$/;
 
@@ -55,9 +57,16 @@ const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+$/;
  * Redirect URIs are matched as exact strings at /oauth2/authorize, so they are stored as sent. Every
  * app may use HTTPS URLs without fragment or credentials. Native apps (RFC 8252) may also use the
  * loopback IP literals over HTTP (`http://127.0.0.1:<port>/…`, `http://[::1]:<port>/…`; not
- * `localhost`) and private-use schemes named after a domain (`com.example.app:/callback`).
+ * `localhost`) and private-use schemes named after a domain (`com.example.app:/callback`). With
+ * `localDev` (NODE_ENV is not production) any app may also use `http://localhost[:port]/…` and
+ * `http://127.0.0.1[:port]/…`.
  */
-export function redirectUriError(uri: string, type: AppType, field: string): FieldError | null {
+export function redirectUriError(
+  uri: string,
+  type: AppType,
+  field: string,
+  opts: { localDev?: boolean } = {},
+): FieldError | null {
   const bad = (message: string): FieldError => ({ field, code: 'invalid_format', message });
   if (/\s/.test(uri)) return bad('must not contain whitespace');
   if (uri.includes('#')) return bad('must not contain a fragment');
@@ -69,6 +78,7 @@ export function redirectUriError(uri: string, type: AppType, field: string): Fie
   }
   if (u.username || u.password) return bad('must not carry credentials');
   if (u.protocol === 'https:') return u.hostname ? null : bad('must name a host');
+  if (opts.localDev && u.protocol === 'http:' && LOCAL_DEV_HOSTS.has(u.hostname)) return null;
   if (type !== 'native') return bad('must be an HTTPS URL');
   if (u.protocol === 'http:') {
     return LOOPBACK_HOSTS.has(u.hostname)
@@ -87,13 +97,15 @@ interface AppConfig {
   redirectUris: string[];
   allowedGrantTypes: string[];
   allowedScopes: string[];
+  /** NODE_ENV is not production: local http redirect URIs are allowed (see redirectUriError). */
+  localDev?: boolean;
 }
 
 /** Every rule that ties an app's fields together; returns all violations at once. */
 export function appConfigErrors(cfg: AppConfig, brandScopes: Set<string>): FieldError[] {
   const errors: FieldError[] = [];
   cfg.redirectUris.forEach((uri, i) => {
-    const e = redirectUriError(uri, cfg.type, `redirectUris.${i}`);
+    const e = redirectUriError(uri, cfg.type, `redirectUris.${i}`, { localDev: cfg.localDev });
     if (e) errors.push(e);
   });
   const grants = new Set(cfg.allowedGrantTypes);
@@ -135,6 +147,7 @@ export async function createApp(
     redirectUris: body.redirectUris ?? [],
     allowedGrantTypes: body.allowedGrantTypes,
     allowedScopes: body.allowedScopes,
+    localDev: ctx.config.nodeEnv !== 'production',
   };
   return ctx.db.transaction().execute(async (trx) => {
     const brand = await lockBrand(trx, org, brandSlug, 'share');
@@ -248,6 +261,7 @@ export async function updateApp(
       redirectUris: body.redirectUris ?? app.redirect_uris,
       allowedGrantTypes: body.allowedGrantTypes ?? app.allowed_grant_types,
       allowedScopes: body.allowedScopes ?? app.allowed_scopes,
+      localDev: ctx.config.nodeEnv !== 'production',
     };
     const errors = appConfigErrors(cfg, await scopeNames(trx, brand.id));
     if (errors.length) throw validationFailed(errors);

@@ -3,14 +3,20 @@ import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 
 /**
- * State-changing interaction and device routes refuse a request whose Origin is present and is not
- * BASE_URL's origin (a page of another site posting on the user's behalf).
+ * State-changing interaction and device routes refuse a request another site sent: an `Origin`
+ * that is present and not BASE_URL's origin, or a browser's `Sec-Fetch-Site` of `cross-site` /
+ * `same-site`. `Origin: null` (an opaque origin: a privacy setting, a `no-referrer` policy) proves
+ * nothing either way, so it is treated like an absent Origin: the routes then accept only what a
+ * foreign page cannot send — a JSON body (a CORS preflight we never grant) or the page's form with
+ * the session's CSRF token — which `requireJson` and the device routes check.
  */
 export function sameOriginGuard(ctx: AppContext) {
   const expected = new URL(ctx.config.baseUrl).origin;
   return async function sameOrigin(req: FastifyRequest): Promise<void> {
     const origin = req.headers.origin;
-    if (origin !== undefined && origin !== expected) {
+    const site = req.headers['sec-fetch-site'];
+    const foreignOrigin = origin !== undefined && origin !== 'null' && origin !== expected;
+    if (foreignOrigin || site === 'cross-site' || site === 'same-site') {
       throw new ApiError(403, 'forbidden', 'cross-origin requests are refused here', {
         missing: ['same-origin'],
       });

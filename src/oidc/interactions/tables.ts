@@ -36,6 +36,8 @@ export interface InteractionParams {
   prompt?: string;
   loginHint?: string;
   provider?: string;
+  /** `ui_locales` of the authorize request: the hosted pages' language preference. */
+  uiLocales?: string;
   /** Device flow: SHA-256 of the normalised user code being approved (the browser keeps the code). */
   userCodeHash?: string;
 }

@@ -1,145 +1,195 @@
 import type { FastifyReply } from 'fastify';
 import type { InteractionView } from '../interactions/interactions.service.js';
-import { esc, jsonForScript, safeUrl, sendPage } from './html.js';
+import { type PageBrand, esc, fill, jsonForScript, safeUrl, sendPage } from './html.js';
+import { type Locale, type Translate, translator } from './i18n.js';
+import type { MessageKey } from './i18n/en.js';
+import type { SignedInAs } from './page-data.js';
 
-const PROVIDER_LABELS: Record<string, string> = {
-  solana: 'Continue with a Solana wallet',
-  google: 'Continue with Google',
-  apple: 'Continue with Apple',
-  microsoft: 'Continue with Microsoft',
-  discord: 'Continue with Discord',
-  facebook: 'Continue with Facebook',
-  x: 'Continue with X',
-  telegram: 'Continue with Telegram',
-  matrica: 'Continue with Matrica',
+const PROVIDER_NAMES: Record<string, string> = {
+  google: 'Google',
+  apple: 'Apple',
+  microsoft: 'Microsoft',
+  discord: 'Discord',
+  facebook: 'Facebook',
+  x: 'X',
+  telegram: 'Telegram',
+  matrica: 'Matrica',
 };
 
-/**
- * The browser side of the headless API: finds a wallet (Wallet Standard first, then an injected
- * `window.phantom.solana` / `window.solana`), asks for a challenge, has the wallet sign it, sends
- * the proof, shows the consent view when asked, and follows `redirectTo`.
- */
-const SCRIPT = `(() => {
-  const data = JSON.parse(document.getElementById('gh-data').textContent);
-  const $ = (id) => document.getElementById(id);
-  const status = (msg, isError) => { const s = $('status'); s.textContent = msg; s.className = isError ? 'status error' : 'status'; };
-  const api = async (path, body) => {
-    const res = await fetch('/interactions/' + encodeURIComponent(data.id) + path, {
-      method: 'POST', credentials: 'same-origin',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const json = await res.json().catch(() => ({}));
-    if (!res.ok) throw new Error((json.error && json.error.message) || 'The request failed.');
-    return json;
-  };
-  const b64 = (bytes) => { let s = ''; for (const b of bytes) s += String.fromCharCode(b); return btoa(s); };
-  const standardWallets = [];
-  const register = (...wallets) => {
-    for (const w of wallets) if (w && w.features && w.features['solana:signMessage']) standardWallets.push(w);
-    return () => {};
-  };
-  try {
-    window.addEventListener('wallet-standard:register-wallet', (e) => { try { e.detail({ register }); } catch (_) {} });
-    window.dispatchEvent(new CustomEvent('wallet-standard:app-ready', { detail: { register } }));
-  } catch (_) {}
-  async function standardWallet() {
-    const w = standardWallets[0];
-    if (!w) return null;
-    let accounts = w.accounts || [];
-    if (!accounts.length && w.features['standard:connect']) accounts = (await w.features['standard:connect'].connect()).accounts;
-    const account = accounts[0];
-    if (!account) return null;
-    return { address: account.address, sign: async (message) => (await w.features['solana:signMessage'].signMessage({ account, message }))[0].signature };
-  }
-  async function injectedWallet() {
-    const p = (window.phantom && window.phantom.solana) || window.solana;
-    if (!p || typeof p.signMessage !== 'function') return null;
-    if (!p.publicKey && typeof p.connect === 'function') await p.connect();
-    if (!p.publicKey) return null;
-    const address = typeof p.publicKey.toBase58 === 'function' ? p.publicKey.toBase58() : String(p.publicKey);
-    return { address, sign: async (message) => { const r = await p.signMessage(message, 'utf8'); return r && r.signature ? r.signature : r; } };
-  }
-  function showConsent() {
-    $('signin-view').hidden = true;
-    $('consent-view').hidden = false;
-    status('');
-  }
-  async function signInWithWallet() {
-    status('Connecting to your wallet…');
-    const wallet = (await standardWallet()) || (await injectedWallet());
-    if (!wallet) { status('No Solana wallet was found in this browser.', true); return; }
-    const challenge = await api('/wallet/challenge', { address: wallet.address });
-    status('Approve the sign-in message in your wallet…');
-    const message = new TextEncoder().encode(challenge.message);
-    const signature = new Uint8Array(await wallet.sign(message));
-    const result = await api('/wallet/verify', { address: wallet.address, signature: b64(signature), signedMessage: b64(message) });
-    if (result.step === 'consent') showConsent();
-    else { status('Signed in. Redirecting…'); window.location.assign(result.redirectTo); }
-  }
-  async function decide(decision) {
-    const result = await api('/consent', { decision });
-    status('Redirecting…');
-    window.location.assign(result.redirectTo);
-  }
-  const guard = (fn) => () => fn().catch((e) => status(e && e.message ? e.message : 'Something went wrong.', true));
-  const walletButton = $('provider-solana');
-  if (walletButton) walletButton.addEventListener('click', guard(signInWithWallet));
-  $('consent-allow').addEventListener('click', guard(() => decide('allow')));
-  $('consent-deny').addEventListener('click', guard(() => decide('deny')));
-  if (data.step === 'consent') showConsent();
-})();`;
+/** Where to get a Solana wallet when the browser has none. */
+export const WALLET_INSTALL_LINKS = [
+  { name: 'Phantom', href: 'https://phantom.com/download' },
+  { name: 'Solflare', href: 'https://solflare.com/download' },
+  { name: 'Backpack', href: 'https://backpack.app/download' },
+];
 
+/** Strings the page script shows (status and errors), in the page's language. */
+const SCRIPT_STRINGS: MessageKey[] = [
+  'signin.walletButton',
+  'signin.walletDetected',
+  'status.connecting',
+  'status.approve',
+  'status.checking',
+  'status.redirecting',
+  'status.leaving',
+  'error.walletRejected',
+  'error.walletNoAccount',
+  'error.walletUnsupported',
+  'error.signatureInvalid',
+  'error.tooSlow',
+  'error.expired',
+  'error.tooMany',
+  'error.network',
+  'error.generic',
+];
+
+const STANDARD_SCOPES = new Set(['openid', 'profile', 'email', 'offline_access', 'wallet']);
+
+/**
+ * The consent lines, honest about what the app will get: `email` is listed only when the account
+ * has an address (and shows it); the standard scopes use the catalog, brand scopes their own text.
+ */
+export function consentLines(
+  scopes: InteractionView['scopes'],
+  who: SignedInAs | null,
+  brandName: string,
+  t: Translate,
+): Array<{ name: string; text: string }> {
+  const out: Array<{ name: string; text: string }> = [];
+  for (const s of scopes) {
+    if (s.name === 'email') {
+      if (who?.email) out.push({ name: s.name, text: t('scope.email', { email: who.email }) });
+      continue;
+    }
+    const text = STANDARD_SCOPES.has(s.name)
+      ? t(`scope.${s.name}` as MessageKey, { brand: brandName })
+      : s.description;
+    out.push({ name: s.name, text });
+  }
+  return out;
+}
+
+function walletBlock(t: Translate): string {
+  const install = WALLET_INSTALL_LINKS.map(
+    (w) =>
+      `<li><a class="button secondary" href="${esc(w.href)}" rel="noopener noreferrer">${esc(
+        t('signin.walletInstall', { wallet: w.name }),
+      )}</a></li>`,
+  ).join('');
+  return `<div id="provider-solana" data-provider="solana" class="wallet-block">
+<ul class="wallets" id="wallet-list" aria-label="${esc(t('signin.walletHeading'))}"></ul>
+<p class="notice" id="wallet-searching">${esc(t('signin.walletSearching'))}</p>
+<noscript><p class="notice">${esc(t('signin.walletNoScript'))}</p></noscript>
+<div id="wallet-none" hidden>
+<p class="notice">${esc(t('signin.walletNone'))}</p>
+<ul class="install-links" id="wallet-install">${install}</ul>
+</div>
+</div>`;
+}
+
+function providerButtons(view: InteractionView, providers: string[], t: Translate): string {
+  const parts: string[] = [];
+  let previous: 'wallet' | 'other' | null = null;
+  for (const p of providers) {
+    const kind = p === 'solana' ? 'wallet' : 'other';
+    if (previous && previous !== kind)
+      parts.push(`<p class="divider" aria-hidden="true">${esc(t('signin.or'))}</p>`);
+    previous = kind;
+    if (p === 'solana') {
+      parts.push(walletBlock(t));
+      continue;
+    }
+    const href = `/interactions/${encodeURIComponent(view.id)}/providers/${encodeURIComponent(p)}`;
+    const label = t('signin.provider', { provider: PROVIDER_NAMES[p] ?? p });
+    parts.push(
+      `<a class="button secondary" id="provider-${esc(p)}" data-provider="${esc(p)}" href="${esc(href)}">${esc(label)}</a>`,
+    );
+  }
+  return parts.join('\n');
+}
+
+function consentView(view: InteractionView, who: SignedInAs | null, t: Translate): string {
+  const app = view.app.name;
+  const lines = consentLines(view.scopes, who, view.brand.name, t);
+  const whoLine = who
+    ? `<p class="who" id="signed-in-as"><span>${fill(
+        t('consent.signedInAs'),
+        'who',
+        `<strong title="${esc(who.full)}">${esc(who.label)}</strong>`,
+      )}</span> <button type="button" class="link" id="switch-account">${esc(
+        t(who.wallet ? 'consent.useAnotherWallet' : 'consent.useAnotherAccount'),
+      )}</button></p>`
+    : '';
+  return `<section id="consent-view" aria-labelledby="consent-heading">
+<div class="app-line"><span class="app-avatar" aria-hidden="true">${esc([...app.trim()][0]?.toUpperCase() ?? '?')}</span></div>
+<h1 id="consent-heading" tabindex="-1">${esc(t('consent.heading', { app, brand: view.brand.name }))}</h1>
+${whoLine}
+<p>${esc(t('consent.wouldLike', { app }))}</p>
+<ul class="scopes" id="consent-scopes">
+${lines.map((l) => `<li data-scope="${esc(l.name)}">${esc(l.text)}</li>`).join('\n')}
+</ul>
+<div class="actions">
+<button type="button" class="secondary" id="consent-deny">${esc(t('consent.deny'))}</button>
+<button type="button" id="consent-allow">${esc(t('consent.allow'))}</button>
+</div>
+<p class="note">${esc(t('consent.note'))}</p>
+</section>`;
+}
+
+/**
+ * The hosted sign-in page: the brand's sign-in methods (every wallet the browser offers, then the
+ * upstream providers in `providerOrder`), and, once signed in, the consent view. The browser side
+ * is `assets/signin.js`, which uses only the headless API.
+ */
 export function renderSigninPage(
   reply: FastifyReply,
   view: InteractionView,
-  opts: { preselected?: string; baseUrl: string; notice?: string },
+  opts: {
+    preselected?: string;
+    baseUrl: string;
+    notice?: string;
+    locale?: Locale;
+    /** Who is signed in (the consent step). */
+    who?: SignedInAs | null;
+    /** The brand with its support address (the view carries no support email). */
+    brand?: PageBrand | null;
+  },
 ): FastifyReply {
-  const { brand, app } = view;
-  const logo = safeUrl(brand.logoUrl);
+  const locale = opts.locale ?? 'en';
+  const t = translator(locale);
+  const { app } = view;
   const providers =
     opts.preselected && view.providers.includes(opts.preselected) ? [opts.preselected] : view.providers;
-  const buttons = providers
-    .map((p) =>
-      p === 'solana'
-        ? `<button type="button" id="provider-solana" data-provider="solana">${esc(PROVIDER_LABELS.solana)}</button>`
-        : `<a class="button secondary" id="provider-${esc(p)}" data-provider="${esc(p)}" href="/interactions/${esc(
-            encodeURIComponent(view.id),
-          )}/providers/${esc(encodeURIComponent(p))}">${esc(PROVIDER_LABELS[p] ?? `Continue with ${p}`)}</a>`,
-    )
-    .join('\n');
-  const scopes = view.scopes
-    .map((s) => `<li data-scope="${esc(s.name)}">${esc(s.description)}</li>`)
-    .join('\n');
-  const links = [
-    safeUrl(brand.privacyPolicyUrl)
-      ? `<a id="privacy-link" href="${esc(safeUrl(brand.privacyPolicyUrl))}">Privacy policy</a>`
-      : '',
-    safeUrl(brand.termsUrl) ? `<a id="terms-link" href="${esc(safeUrl(brand.termsUrl))}">Terms</a>` : '',
-  ].join('');
-  const body = `<header>
-${logo ? `<img id="brand-logo" src="${esc(logo)}" alt="${esc(brand.name)}">` : ''}
-<h1 id="brand-name">${esc(brand.name)}</h1>
-<p class="sub">to continue to <strong id="app-name">${esc(app.name)}</strong></p>
-</header>
-<section id="signin-view">
-${buttons}
+  const consent = view.step === 'consent';
+  const strings = Object.fromEntries(SCRIPT_STRINGS.map((k) => [k, t(k)]));
+  const body = `<section id="signin-view" aria-labelledby="signin-heading"${consent ? ' hidden' : ''}>
+<h1 id="signin-heading" tabindex="-1">${esc(t('signin.heading'))}</h1>
+<p class="sub">${fill(t('signin.sub'), 'app', `<strong id="app-name">${esc(app.name)}</strong>`)}</p>
+${providerButtons(view, providers, t)}
 </section>
-<section id="consent-view" hidden>
-<p><strong>${esc(app.name)}</strong> would like to:</p>
-<ul class="scopes" id="consent-scopes">
-${scopes}
-</ul>
-<button type="button" id="consent-allow">Allow</button>
-<button type="button" class="secondary" id="consent-deny">Deny</button>
-</section>
-<p class="status${opts.notice ? ' error' : ''}" id="status" role="status">${esc(opts.notice ?? '')}</p>
-<footer>${links}</footer>
-<script type="application/json" id="gh-data">${jsonForScript({ id: view.id, step: view.step })}</script>`;
+${consent ? consentView(view, opts.who ?? null, t) : ''}
+<p class="status${opts.notice ? ' error' : ''}" id="status" role="status" aria-live="polite">${esc(opts.notice ?? '')}</p>
+<script type="application/json" id="gh-data">${jsonForScript({
+    id: view.id,
+    step: view.step,
+    app: app.name,
+    brand: view.brand.name,
+    strings,
+  })}</script>`;
+  const brand: PageBrand = opts.brand ?? {
+    name: view.brand.name,
+    logoUrl: safeUrl(view.brand.logoUrl),
+    primaryColor: view.brand.primaryColor,
+    privacyPolicyUrl: view.brand.privacyPolicyUrl,
+    termsUrl: view.brand.termsUrl,
+  };
   return sendPage(reply, {
-    title: `Sign in to ${brand.name}`,
+    title: consent
+      ? t('consent.heading', { app: app.name, brand: view.brand.name })
+      : t('signin.title', { app: app.name }),
     body,
-    primaryColor: brand.primaryColor,
-    script: SCRIPT,
+    brand,
+    locale,
+    scripts: ['signin'],
   });
 }
