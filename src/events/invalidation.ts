@@ -55,6 +55,24 @@ export async function publishInvalidation(
 
 type Handler = (key: string) => void;
 
+/** Every started bus of this process (tests run several apps in one). */
+const liveBuses = new Set<InvalidationBus>();
+
+/**
+ * For a change inside a transaction that has no context at hand (an org-deletion handler): drops
+ * the entries in every app of this process now, and announces them to every instance (this one
+ * again, closing the window before the commit) when `trx` commits.
+ */
+export async function invalidateEverywhere(
+  trx: Executor,
+  topic: InvalidationTopic,
+  keys: Iterable<string>,
+): Promise<void> {
+  const list = [...keys];
+  for (const bus of liveBuses) for (const k of list) bus.deliverLocal(topic, k);
+  await publishInvalidation(trx, topic, list);
+}
+
 export interface InvalidationLog {
   warn(obj: unknown, msg?: string): void;
 }
@@ -139,6 +157,11 @@ export class InvalidationBus {
     await arrived;
   }
 
+  /** Drops entries on this instance only (see `invalidateEverywhere`). */
+  deliverLocal(topic: InvalidationTopic, key: string): void {
+    this.deliver(topic, key);
+  }
+
   private deliver(topic: string, key: string): void {
     const set = this.handlers.get(topic);
     if (!set) return;
@@ -181,11 +204,13 @@ export class InvalidationBus {
   async start(): Promise<void> {
     const row = await sql<{ s: string }>`select current_schema() as s`.execute(this.database.db);
     this.schema = row.rows[0]?.s ?? 'public';
+    liveBuses.add(this);
     await this.subscribe();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    liveBuses.delete(this);
     this.setListening(false);
     const u = this.unlisten;
     this.unlisten = null;
