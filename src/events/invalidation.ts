@@ -94,8 +94,11 @@ export class InvalidationBus {
   private schema = 'public';
   private unlisten: (() => Promise<void>) | null = null;
   private readonly waiting = new Map<string, () => void>();
-  /** This instance's name in payloads, so it skips the echo of what it applied already. */
-  private readonly origin = randomBytes(6).toString('hex');
+  /**
+   * This instance's name in payloads, so it skips the echo of what it applied already; also in its
+   * listening connection's `application_name` (`gatehouse-invalidation-<id>`).
+   */
+  readonly id = randomBytes(6).toString('hex');
 
   constructor(
     private readonly database: DatabaseHandle,
@@ -134,7 +137,7 @@ export class InvalidationBus {
     // Inside a transaction the change is not visible yet: this instance hears it at commit, too.
     if (!trx) for (const k of list) this.deliver(topic, k);
     try {
-      await publishInvalidation(trx ?? this.database.db, topic, list, trx ? '-' : this.origin);
+      await publishInvalidation(trx ?? this.database.db, topic, list, trx ? '-' : this.id);
     } catch (err) {
       if (trx) throw err;
       // The change is committed; entries elsewhere still expire by their TTL.
@@ -181,7 +184,7 @@ export class InvalidationBus {
   private onPayload(payload: string | null | undefined): void {
     if (!payload) return;
     const [schema, origin, topic, ...rest] = payload.split('\t');
-    if (schema !== this.schema || origin === this.origin) return;
+    if (schema !== this.schema || origin === this.id) return;
     const key = rest.join('\t');
     if (topic === SYNC) {
       const resolve = this.waiting.get(key);
@@ -243,7 +246,10 @@ export class InvalidationBus {
   }
 
   private async subscribePostgres(url: string): Promise<void> {
-    const client = new pg.Client({ connectionString: url, application_name: 'gatehouse-invalidation' });
+    const client = new pg.Client({
+      connectionString: url,
+      application_name: `gatehouse-invalidation-${this.id}`,
+    });
     let ended = false;
     const lost = () => {
       if (ended) return;
