@@ -55,6 +55,24 @@ export async function publishInvalidation(
 
 type Handler = (key: string) => void;
 
+/** Every started bus of this process (tests run several apps in one). */
+const liveBuses = new Set<InvalidationBus>();
+
+/**
+ * For a change inside a transaction that has no context at hand (an org-deletion handler): drops
+ * the entries in every app of this process now, and announces them to every instance (this one
+ * again, closing the window before the commit) when `trx` commits.
+ */
+export async function invalidateEverywhere(
+  trx: Executor,
+  topic: InvalidationTopic,
+  keys: Iterable<string>,
+): Promise<void> {
+  const list = [...keys];
+  for (const bus of liveBuses) for (const k of list) bus.deliverLocal(topic, k);
+  await publishInvalidation(trx, topic, list);
+}
+
 export interface InvalidationLog {
   warn(obj: unknown, msg?: string): void;
 }
@@ -76,8 +94,11 @@ export class InvalidationBus {
   private schema = 'public';
   private unlisten: (() => Promise<void>) | null = null;
   private readonly waiting = new Map<string, () => void>();
-  /** This instance's name in payloads, so it skips the echo of what it applied already. */
-  private readonly origin = randomBytes(6).toString('hex');
+  /**
+   * This instance's name in payloads, so it skips the echo of what it applied already; also in its
+   * listening connection's `application_name` (`gatehouse-invalidation-<id>`).
+   */
+  readonly id = randomBytes(6).toString('hex');
 
   constructor(
     private readonly database: DatabaseHandle,
@@ -116,7 +137,7 @@ export class InvalidationBus {
     // Inside a transaction the change is not visible yet: this instance hears it at commit, too.
     if (!trx) for (const k of list) this.deliver(topic, k);
     try {
-      await publishInvalidation(trx ?? this.database.db, topic, list, trx ? '-' : this.origin);
+      await publishInvalidation(trx ?? this.database.db, topic, list, trx ? '-' : this.id);
     } catch (err) {
       if (trx) throw err;
       // The change is committed; entries elsewhere still expire by their TTL.
@@ -139,6 +160,11 @@ export class InvalidationBus {
     await arrived;
   }
 
+  /** Drops entries on this instance only (see `invalidateEverywhere`). */
+  deliverLocal(topic: InvalidationTopic, key: string): void {
+    this.deliver(topic, key);
+  }
+
   private deliver(topic: string, key: string): void {
     const set = this.handlers.get(topic);
     if (!set) return;
@@ -158,7 +184,7 @@ export class InvalidationBus {
   private onPayload(payload: string | null | undefined): void {
     if (!payload) return;
     const [schema, origin, topic, ...rest] = payload.split('\t');
-    if (schema !== this.schema || origin === this.origin) return;
+    if (schema !== this.schema || origin === this.id) return;
     const key = rest.join('\t');
     if (topic === SYNC) {
       const resolve = this.waiting.get(key);
@@ -181,11 +207,13 @@ export class InvalidationBus {
   async start(): Promise<void> {
     const row = await sql<{ s: string }>`select current_schema() as s`.execute(this.database.db);
     this.schema = row.rows[0]?.s ?? 'public';
+    liveBuses.add(this);
     await this.subscribe();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    liveBuses.delete(this);
     this.setListening(false);
     const u = this.unlisten;
     this.unlisten = null;
@@ -218,7 +246,10 @@ export class InvalidationBus {
   }
 
   private async subscribePostgres(url: string): Promise<void> {
-    const client = new pg.Client({ connectionString: url, application_name: 'gatehouse-invalidation' });
+    const client = new pg.Client({
+      connectionString: url,
+      application_name: `gatehouse-invalidation-${this.id}`,
+    });
     let ended = false;
     const lost = () => {
       if (ended) return;

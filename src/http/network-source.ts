@@ -9,6 +9,21 @@ import ipaddr from 'ipaddr.js';
 export function networkSourceKey(ip: string, v6Prefix: number): string {
   // The hot path (the public gate check): an IPv4 socket address is already canonical.
   if (!ip.includes(':')) return ip;
+  // Parsing IPv6 costs microseconds; a client sends many requests from one address.
+  const memoKey = `${v6Prefix}|${ip}`;
+  let key = memo.get(memoKey);
+  if (key === undefined) {
+    key = ipv6SourceKey(ip, v6Prefix);
+    if (memo.size >= MEMO_MAX) memo.clear();
+    memo.set(memoKey, key);
+  }
+  return key;
+}
+
+const MEMO_MAX = 10_000;
+const memo = new Map<string, string>();
+
+function ipv6SourceKey(ip: string, v6Prefix: number): string {
   let addr: ipaddr.IPv4 | ipaddr.IPv6;
   try {
     // Zone ids (fe80::1%eth0) are local detail, not part of the source.

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
+import { sql } from 'kysely';
 import { rotateSigningKey } from '../../src/oidc/keys.js';
 import { sha256 } from '../../src/lib/hash.js';
 import { buildTestApp, createUser, json, type TestApp, type TestUser } from '../helpers/app.js';
@@ -123,6 +124,46 @@ describe('caches of security state across instances', () => {
     assert.equal((await call(a, owner, 'DELETE', `${gates}/${created.body.id}`)).status, 204);
     await b.ctx.invalidation.sync();
     assert.equal((await check()).statusCode, 404);
+  });
+
+  it('fails closed on PostgreSQL: a lost channel turns the caches off until it is back', {
+    skip: !process.env.DATABASE_URL,
+  }, async () => {
+    const c = await buildTestApp({ shareWith: a });
+    try {
+      const flipped = () =>
+        new Promise<void>((resolve) => {
+          const off = c.ctx.invalidation.on('app', (key) => {
+            if (key === '*') {
+              off();
+              resolve();
+            }
+          });
+        });
+      assert.equal((await token(c, secret)).statusCode, 200, 'C has the client cached');
+      const down = flipped();
+      await sql`select pg_terminate_backend(pid) from pg_stat_activity
+                  where application_name = ${`gatehouse-invalidation-${c.ctx.invalidation.id}`}`.execute(
+        a.ctx.db,
+      );
+      await down;
+      assert.equal(c.ctx.invalidation.healthy, false);
+      // Changed behind C's back while it cannot hear: C reads the database, so it sees it.
+      const behind = 'rotated-while-the-channel-was-down';
+      await a.ctx.db
+        .updateTable('apps')
+        .set({ client_secret_hash: sha256(behind) })
+        .where('client_id', '=', clientId)
+        .execute();
+      assert.equal((await token(c, secret)).statusCode, 401);
+      assert.equal((await token(c, behind)).statusCode, 200);
+      const up = flipped();
+      await up;
+      assert.equal(c.ctx.invalidation.healthy, true, 'listening again after the reconnect');
+      secret = behind;
+    } finally {
+      await c.close();
+    }
   });
 
   it('fails closed: with its channel down an instance serves nothing from its caches', async () => {

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { networkSourceKey } from '../../src/http/network-source.js';
@@ -125,5 +127,23 @@ describe('network source of per-IP limits', () => {
       }));
       assert.deepEqual(await statuses(t, reqs), [200, 200, 200, 429]);
     });
+  });
+});
+
+describe('every per-IP limit', () => {
+  it('keys on ctx.rateLimits.source(req), never on req.ip directly', () => {
+    const src = new URL('../../src', import.meta.url).pathname;
+    const files = (dir: string): string[] =>
+      readdirSync(dir).flatMap((n) => {
+        const p = join(dir, n);
+        return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
+      });
+    const offenders: string[] = [];
+    for (const f of files(src)) {
+      const text = readFileSync(f, 'utf8');
+      for (const m of text.matchAll(/rateLimits\.(guard|consume)\([^;]*?\breq\.ip\b/gs))
+        offenders.push(`${f.slice(src.length)}: ${m[0].slice(0, 80)}`);
+    }
+    assert.deepEqual(offenders, []);
   });
 });

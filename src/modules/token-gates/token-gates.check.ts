@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import type { Executor } from '../../db/types.js';
-import { publishInvalidation } from '../../events/invalidation.js';
+import { invalidateEverywhere } from '../../events/invalidation.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { SolanaRpc, SolanaRpcTimeoutError } from '../../solana/rpc.js';
@@ -231,9 +231,9 @@ export async function invalidateGateLookups(ctx: AppContext, gateId: string): Pr
   await ctx.invalidation.publish('gate', [gateId]);
 }
 
-/** Drops cached lookups of an org's gates on every instance when `trx` (an org deletion) commits. */
+/** Drops cached lookups of an org's gates in this process now and on every instance when `trx` commits. */
 export async function invalidateOrgGateLookups(trx: Executor, orgId: string): Promise<void> {
-  await publishInvalidation(trx, 'gateOrg', [orgId]);
+  await invalidateEverywhere(trx, 'gateOrg', [orgId]);
 }
 
 /** The checker serving `ctx`'s app (tests use it to inject a short RPC timeout). */

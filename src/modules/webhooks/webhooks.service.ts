@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.js';
 import { mapDbError, registerConstraint } from '../../db/errors.js';
 import type { Executor, OrgRow, Trx } from '../../db/types.js';
 import { EVENT_TYPES, type EventType, subscribes } from '../../events/catalog.js';
-import { type InvalidationBus, publishInvalidation } from '../../events/invalidation.js';
+import { type InvalidationBus, invalidateEverywhere } from '../../events/invalidation.js';
 import { type EventSink, recordMutation } from '../../events/outbox.js';
 import { type FieldError, notFound, validationFailed } from '../../http/errors.js';
 import { newId, uuid } from '../../lib/ids.js';
@@ -253,7 +253,7 @@ export async function rotateSecret(
 /** Org deletion: every webhook of the org stops receiving (registered with the orgs module). */
 export async function disableOrgWebhooks(trx: Trx, orgId: string, now: Date = new Date()): Promise<void> {
   await q.disableAllWebhooks(trx, orgId, now);
-  await publishInvalidation(trx, 'webhooks', [orgId]);
+  await invalidateEverywhere(trx, 'webhooks', [orgId]);
 }
 onOrgDeleted((trx, orgId) => disableOrgWebhooks(trx, orgId));
 
