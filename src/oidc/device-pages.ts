@@ -1,3 +1,4 @@
+import { defaults } from '../config/defaults.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError, notFound, unauthorized } from '../http/errors.js';
