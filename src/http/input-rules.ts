@@ -66,6 +66,12 @@ export function patternRefusesUnsafeText(pattern: string): boolean {
   }
 }
 
+const safeText = new RegExp(SAFE_TEXT_PATTERN, 'u');
+
+/** The rule for a string read outside any schema (a header's decoded parts): bounded, clean text. */
+export const isSafeText = (s: string, maxLength: number = inputDefaults.maxLength) =>
+  s.length <= maxLength && safeText.test(s);
+
 const TEXT_GUARD = '(?=[^\\u0000\\uD800-\\uDFFF]*$)';
 
 const isNulSafe = (p: string) =>
@@ -87,7 +93,7 @@ export function declaredPattern(pattern: string): string {
 
 /** True when every value `s` accepts is a fixed, NUL-free string (an `enum` or a `const`). */
 function isClosedString(s: Schema): boolean {
-  const fixed = (v: unknown) => typeof v !== 'string' || new RegExp(SAFE_TEXT_PATTERN, 'u').test(v);
+  const fixed = (v: unknown) => typeof v !== 'string' || safeText.test(v);
   if ('const' in s) return fixed(s.const);
   if (Array.isArray(s.enum)) return s.enum.every(fixed);
   return false;

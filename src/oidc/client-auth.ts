@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { OAuthError } from '../http/errors.js';
+import { isSafeText } from '../http/input-rules.js';
 import { safeEqual, sha256 } from '../lib/hash.js';
 import { type Client, loadClient } from './clients.js';
 
@@ -43,7 +44,8 @@ function parseBasic(header: string | undefined): { clientId: string; secret: str
   if (colon < 0) return null;
   const clientId = formDecode(decoded.slice(0, colon));
   const secret = formDecode(decoded.slice(colon + 1));
-  if (!clientId || secret === null) return null;
+  // Header credentials follow the input rule that schemas apply to form fields.
+  if (!clientId || secret === null || !isSafeText(clientId) || !isSafeText(secret)) return null;
   return { clientId, secret };
 }
 

@@ -236,6 +236,7 @@ describe(`fuzz: every route, from its own schema (seed ${SEED})`, () => {
     assert.ok(routes.length > 80, `${routes.length} routes`);
     const failures: string[] = [];
     let sent = 0;
+    const statuses = new Map<number, number>();
     const started = Date.now();
     for (const [i, route] of routes.entries()) {
       const samples = fc.sample(requestArb(route), { seed: SEED + i, numRuns: RUNS });
@@ -244,6 +245,7 @@ describe(`fuzz: every route, from its own schema (seed ${SEED})`, () => {
         const logged = logLines.length;
         const res = await t.app.inject(opts);
         sent++;
+        statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
         // A value PostgreSQL refused got past the schema (the backstop answered 400): a schema gap.
         const fresh = logLines.slice(logged).join('\n');
         const p =
@@ -258,8 +260,9 @@ describe(`fuzz: every route, from its own schema (seed ${SEED})`, () => {
           );
       }
     }
+    const byStatus = [...statuses].sort(([a], [b]) => a - b).map(([code, n]) => `${code}×${n}`);
     console.log(
-      `fuzz: ${sent} requests over ${routes.length} routes in ${Date.now() - started} ms (seed ${SEED})`,
+      `fuzz: ${sent} requests over ${routes.length} routes in ${Date.now() - started} ms (seed ${SEED}): ${byStatus.join(' ')}`,
     );
     const report = failures;
     assert.equal(

@@ -57,6 +57,18 @@ describe('input rule: every string NUL-free and bounded, every integer in range'
     assert.match(json(res).error_description, /client_id/);
   });
 
+  it('refuses a NUL in HTTP Basic client credentials as malformed (401 invalid_client)', async () => {
+    const basic = Buffer.from('app%00x:secret').toString('base64');
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}` },
+      payload: 'grant_type=client_credentials',
+    });
+    assert.equal(res.statusCode, 401);
+    assert.equal(json(res).error, 'invalid_client');
+  });
+
   it('refuses a NUL in a JSON body field with 400 validation_failed naming the field', async () => {
     const res = await t.app.inject({
       method: 'POST',
