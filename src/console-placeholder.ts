@@ -12,7 +12,7 @@ export const consolePlaceholderRoutes: FastifyPluginAsync = async (app) => {
   const redirectUri = `${base}/console/callback`;
   const steps = `<ol>
 <li>Make a PKCE pair: a random <code>code_verifier</code> and its <code>code_challenge</code> (base64url SHA-256).</li>
-<li>Open <code>${esc(base)}/oauth2/authorize?response_type=code&amp;client_id=${esc(CONSOLE_CLIENT_ID)}&amp;redirect_uri=${esc(encodeURIComponent(redirectUri))}&amp;scope=openid%20profile&amp;code_challenge=…&amp;code_challenge_method=S256&amp;state=…</code> and sign in.</li>
+<li>Send the browser to <code>/oauth2/authorize</code> with <code>response_type=code</code>, <code>client_id=${esc(CONSOLE_CLIENT_ID)}</code>, <code>redirect_uri=${esc(redirectUri)}</code>, <code>scope=openid profile</code>, <code>code_challenge</code>, <code>code_challenge_method=S256</code> and a <code>state</code>, and sign in.</li>
 <li>You come back to <code>/console/callback?code=…</code>. Post <code>grant_type=authorization_code</code>, <code>code</code>, <code>redirect_uri</code>, <code>client_id=${esc(CONSOLE_CLIENT_ID)}</code> and <code>code_verifier</code> as a form to <code>/oauth2/token</code>.</li>
 <li>Its <code>access_token</code> is the console token: send it as <code>Authorization: Bearer …</code> to the REST API.</li>
 </ol>`;

@@ -201,6 +201,7 @@ export function buildDocument(routes: RouteRecord[], info: DocumentInfo): Json {
   const conv = new SchemaConverter(names);
   const paths: Record<string, Json> = {};
   const tags = new Set<string>();
+  const sharedResponses: Record<string, Json> = {};
 
   for (const route of routes) {
     if (!isDocumented(route)) continue;
@@ -213,7 +214,22 @@ export function buildDocument(routes: RouteRecord[], info: DocumentInfo): Json {
 
     const responses: Json = {};
     for (const status of statuses) {
-      const s = declared[status] ?? { $ref: `#/components/schemas/${envelope}` };
+      const given = declared[status];
+      if (
+        status >= 400 &&
+        (given === undefined ||
+          given === ERROR_COMPONENTS[envelope === 'OAuthError' ? 'OAuthError' : 'ErrorEnvelope'])
+      ) {
+        // The envelope alone: one shared response per envelope and status.
+        const name = `${envelope === 'OAuthError' ? 'OAuthError' : 'Error'}${status}`;
+        sharedResponses[name] ??= {
+          description: errorResponseDescription(status, envelope),
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${envelope}` } } },
+        };
+        responses[String(status)] = { $ref: `#/components/responses/${name}` };
+        continue;
+      }
+      const s = given ?? { $ref: `#/components/schemas/${envelope}` };
       const content =
         status === 500 && !declared[status]
           ? { 'application/json': { schema: s } }
@@ -273,7 +289,15 @@ export function buildDocument(routes: RouteRecord[], info: DocumentInfo): Json {
     servers: [{ url: info.baseUrl }],
     tags: [...tags].sort().map((name) => ({ name, description: `${name} operations.` })),
     paths: sortedPaths,
-    components: { schemas, securitySchemes: SECURITY_SCHEMES },
+    components: {
+      schemas,
+      responses: Object.fromEntries(
+        Object.keys(sharedResponses)
+          .sort()
+          .map((k) => [k, sharedResponses[k]]),
+      ),
+      securitySchemes: SECURITY_SCHEMES,
+    },
   };
 }
 

@@ -67,6 +67,13 @@ async function asset(name: string): Promise<Buffer> {
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route as registered (for the contract test: each is in the document or a hosted page). */
+    apiRoutes: RouteRecord[];
+  }
+}
+
 export interface OpenApiOptions {
   version: string;
   baseUrl: string;
@@ -96,6 +103,7 @@ export function installOpenApi(app: FastifyInstance, opts: OpenApiOptions): { ro
       routes.push({ method, url: route.url, schema: route.schema, preHandler: route.preHandler });
   });
 
+  app.decorate('apiRoutes', routes);
   app.addHook('onReady', async () => {
     bytes = Buffer.from(JSON.stringify(buildDocument(routes, opts)));
   });
