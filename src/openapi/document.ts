@@ -268,9 +268,23 @@ export function buildDocument(routes: RouteRecord[], info: DocumentInfo): Json {
     paths[path][method] = op;
   }
 
+  // Components the operations reach (a module may export a schema only its own schemas embed).
+  const converted = new Map([...names.entries()].map(([schema, name]) => [name, conv.convert(schema, true)]));
+  const reached = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!isObject(node)) return;
+    const ref = typeof node.$ref === 'string' ? /^#\/components\/schemas\/(.+)$/.exec(node.$ref) : null;
+    if (ref && !reached.has(ref[1])) {
+      reached.add(ref[1]);
+      visit(converted.get(ref[1]));
+    }
+    for (const v of Object.values(node)) visit(v);
+  };
+  visit(paths);
+  visit(sharedResponses);
   const schemas: Json = {};
-  for (const [schema, name] of [...names.entries()].sort((a, b) => a[1].localeCompare(b[1])))
-    schemas[name] = conv.convert(schema, true);
+  for (const name of [...reached].sort()) schemas[name] = converted.get(name);
 
   const sortedPaths = Object.fromEntries(
     Object.keys(paths)
@@ -284,6 +298,7 @@ export function buildDocument(routes: RouteRecord[], info: DocumentInfo): Json {
       version: info.version,
       description:
         'Gatehouse: an OpenID Connect issuer with orgs, brands, apps, wallets, API keys, token gates, webhooks and an audit log. REST errors are `{ "error": { "code", "message", "details" } }`; the OAuth endpoints answer `{ "error", "error_description" }`.',
+      contact: { name: 'Gatehouse API reference', url: `${info.baseUrl}/docs` },
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: info.baseUrl }],

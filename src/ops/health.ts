@@ -11,14 +11,24 @@ const Status = Type.Object({ status: Type.Literal('ok') });
 export const healthRoutes: FastifyPluginAsync = async (app) => {
   app.get(
     '/healthz',
-    { schema: { ...doc('getHealth', 'Liveness: the process answers'), response: { 200: Status } } },
+    {
+      schema: {
+        ...doc('getHealth', 'Liveness: the process answers', {
+          description: 'Answers 200 while the process runs; for a liveness probe.',
+        }),
+        response: { 200: Status },
+      },
+    },
     async () => ({ status: 'ok' as const }),
   );
   app.get(
     '/readyz',
     {
       schema: {
-        ...doc('getReadiness', 'Readiness: the database answers too'),
+        ...doc('getReadiness', 'Readiness: the database answers too', {
+          description:
+            'Answers 503 `service_unavailable` while the database does not answer; for a readiness probe.',
+        }),
         response: { 200: Status, 503: ErrorEnvelope },
       },
     },

@@ -861,7 +861,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: the process answers */
+        /**
+         * Liveness: the process answers
+         * @description Answers 200 while the process runs; for a liveness probe.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -1892,7 +1895,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This OpenAPI 3.1 document */
+        /**
+         * This OpenAPI 3.1 document
+         * @description Generated at start from the route schemas; the same bytes on every request. Browse it at `/docs`.
+         */
         get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
@@ -1911,7 +1917,9 @@ export interface paths {
         };
         /**
          * Readiness: the database answers too
-         * @description - **Errors:** 503 (see the responses).
+         * @description Answers 503 `service_unavailable` while the database does not answer; for a readiness probe.
+         *
+         *     - **Errors:** 503 (see the responses).
          */
         get: operations["getReadiness"];
         put?: never;
@@ -2650,12 +2658,6 @@ export interface components {
                 message: string;
             };
         };
-        FileTracker: {
-            bytes: number;
-            contentType: string;
-            fileKey: string;
-            url: string;
-        };
         FindByIdentifierBody: {
             identifier: string;
         };
@@ -2680,13 +2682,6 @@ export interface components {
             label?: string;
             signature: string;
             signedMessage: string;
-        };
-        LogoFile: {
-            bytes: number;
-            contentType: string;
-            fileKey: string;
-            id: string;
-            url: string;
         };
         MaybeUser: components["schemas"]["User"] | null;
         Member: {
