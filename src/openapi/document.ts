@@ -298,7 +298,8 @@ export function buildDocument(routes: RouteRecord[], info: DocumentInfo): Json {
       version: info.version,
       description:
         'Gatehouse: an OpenID Connect issuer with orgs, brands, apps, wallets, API keys, token gates, webhooks and an audit log. REST errors are `{ "error": { "code", "message", "details" } }`; the OAuth endpoints answer `{ "error", "error_description" }`.',
-      contact: { name: 'Gatehouse API reference', url: `${info.baseUrl}/docs` },
+      // Only `servers` names this deployment: the rest is the same everywhere (the client ships it).
+      contact: { name: 'Gatehouse' },
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: info.baseUrl }],
