@@ -272,7 +272,10 @@ export function buildDocument(routes: RouteRecord[], info: DocumentInfo): Json {
   const converted = new Map([...names.entries()].map(([schema, name]) => [name, conv.convert(schema, true)]));
   const reached = new Set<string>();
   const visit = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(visit);
+    if (Array.isArray(node)) {
+      for (const n of node) visit(n);
+      return;
+    }
     if (!isObject(node)) return;
     const ref = typeof node.$ref === 'string' ? /^#\/components\/schemas\/(.+)$/.exec(node.$ref) : null;
     if (ref && !reached.has(ref[1])) {
