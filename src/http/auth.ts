@@ -3,6 +3,7 @@ import type { AppContext, Principal } from '../context.js';
 import { verifyJwt } from '../oidc/jwt.js';
 import { invalidToken, unauthorized } from './errors.js';
 import { enforceKeyScope, markAuthenticates } from './key-scopes.js';
+import { documentGuard } from './route-doc.js';
 
 /** User API keys start with this marker so a leaked key is recognisable (DESIGN.md §4). */
 export const API_KEY_PREFIX = 'ghsk_';
@@ -74,9 +75,12 @@ export function authenticate(ctx: AppContext) {
     }
     enforceKeyScope(req);
   }
-  return markAuthenticates(authenticateRequest, async (req) => {
-    if (isApiKeyRequest(req)) await authenticateRequest(req);
-  });
+  return documentGuard(
+    markAuthenticates(authenticateRequest, async (req) => {
+      if (isApiKeyRequest(req)) await authenticateRequest(req);
+    }),
+    { kind: 'bearer' },
+  );
 }
 
 /** The authenticated principal of a route that ran `authenticate`. */

@@ -4,6 +4,7 @@ import type { OrgRow } from '../db/types.js';
 import { forbidden, notFound } from './errors.js';
 import { principalOf } from './auth.js';
 import { declareKeyScope, keyMeets } from './key-scopes.js';
+import { documentGuard } from './route-doc.js';
 
 /** Every org permission. `org.read` is implied by membership. */
 export const ORG_PERMISSIONS = [
@@ -166,11 +167,14 @@ export function orgGuards(ctx: AppContext, opts: { admin?: boolean } = {}) {
       req.org = org;
       req.orgPermissions = perms;
     };
-    return declareKeyScope(
-      guard,
-      opts.admin
-        ? (method) => [method === 'GET' || method === 'HEAD' ? 'admin.orgs.view' : 'admin.orgs.edit']
-        : [permission],
+    return documentGuard(
+      declareKeyScope(
+        guard,
+        opts.admin
+          ? (method) => [method === 'GET' || method === 'HEAD' ? 'admin.orgs.view' : 'admin.orgs.edit']
+          : [permission],
+      ),
+      { kind: 'orgPermission', permission, admin: !!opts.admin },
     );
   };
 }
@@ -189,5 +193,5 @@ export function requireSystemPermission(ctx: AppContext, permission: AdminPermis
     if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, permission))
       throw forbidden(permission, 'the API key scopes do not allow this');
   };
-  return declareKeyScope(guard, [permission]);
+  return documentGuard(declareKeyScope(guard, [permission]), { kind: 'systemPermission', permission });
 }

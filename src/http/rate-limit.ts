@@ -9,6 +9,7 @@ import {
 import { type RateLimitName, rateLimits } from '../config/defaults.js';
 import { ApiError } from './errors.js';
 import { networkSourceKey } from './network-source.js';
+import { documentGuard } from './route-doc.js';
 
 export interface LimitSpec {
   points: number;
@@ -197,7 +198,7 @@ export class RateLimits {
   ): preHandlerHookHandler {
     const self = this;
     const limit = spec ?? rateLimits[name];
-    return function rateLimitGuard(req, reply, done) {
+    const guard: preHandlerHookHandler = function rateLimitGuard(req, reply, done) {
       const k = self.enabled ? key(req) : undefined;
       if (k === undefined) return done();
       if (!self.redis) {
@@ -210,6 +211,7 @@ export class RateLimits {
       }
       self.consumeRedis(name, k, reply, limit, 1).then(() => done(), done);
     };
+    return documentGuard(guard, { kind: 'rateLimit', name, points: limit.points, duration: limit.duration });
   }
 }
 

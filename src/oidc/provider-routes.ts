@@ -56,6 +56,7 @@ import { type LoadedInteraction, loadInteraction } from './interactions/interact
 import { sendErrorPage, sendExpiredSigninPage } from './pages/html.js';
 import { requestLocale } from './pages/i18n.js';
 import { pageBrand } from './pages/page-data.js';
+import { routeDoc } from '../http/route-doc.js';
 
 const ProviderTypeSchema = Type.Enum([...PROVIDER_TYPES]);
 const InteractionProviderParams = Type.Object({
@@ -138,7 +139,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/interactions/:id/providers/:type',
     {
-      schema: { params: InteractionProviderParams, response: { ...Page, 429: ErrorEnvelope } },
+      schema: { hide: true, params: InteractionProviderParams, response: { ...Page, 429: ErrorEnvelope } },
       preHandler: ctx.rateLimits.guard('providerStart', (req) => ctx.rateLimits.source(req)),
     },
     async (req, reply) => {
@@ -429,6 +430,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   const callbackSchema = {
     params: CallbackParams,
+    hide: true,
     response: { ...Page, 409: Type.String() },
   };
   app.get(
@@ -449,6 +451,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         params: Type.Object({ oauthCallbackId: CallbackParams.properties.oauthCallbackId }),
+        hide: true,
         querystring: Type.Object({ binding: Type.String({ minLength: 1, maxLength: 200 }) }),
         response: Page,
       },
@@ -484,6 +487,10 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/users/me/authentication-providers/:type/link',
     {
       schema: {
+        ...routeDoc('Users')('linkAuthenticationProvider', 'Start linking a sign-in provider to the caller', {
+          description:
+            'Answers the provider URL to send the browser to; the link completes on the provider callback.',
+        }),
         params: Type.Object({ type: ProviderTypeSchema }),
         response: {
           200: Type.Object({ authorizationUrl: Type.String() }),
