@@ -372,6 +372,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
           throw new ApiError(415, 'unsupported_media_type', "send the confirmation page's form");
       },
       schema: {
+        hide: true,
         params: Type.Object({ linkId: Type.String({ pattern: '^pst_[A-Za-z0-9]{1,64}$' }) }),
         body: Type.Object(
           {

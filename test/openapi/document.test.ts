@@ -21,6 +21,9 @@ const HOSTED_PAGES = [
   'GET /oauth/:type/:oauthCallbackId/callback',
   'POST /oauth/:type/:oauthCallbackId/callback',
   'GET /oauth/telegram/:oauthCallbackId/widget',
+  // The provider-link confirmation page's form post, and the hosted pages' script files.
+  'POST /oauth/link/:linkId/confirm',
+  'GET /static/:file',
   // The interface's alias of GET /users/me.
   'GET /users/current',
 ];

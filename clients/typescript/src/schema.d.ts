@@ -1817,7 +1817,6 @@ export interface paths {
          * Start a device sign-in (RFC 8628)
          * @description Answers `device_code`, `user_code` and the verification URIs; poll `/oauth2/token` with the device code.
          *
-         *     - **Rate limit:** 30 per minute (`deviceAuthorize`).
          *     - **Errors:** 400, 401, 429 (see the responses).
          */
         post: operations["deviceAuthorize"];
@@ -1840,7 +1839,6 @@ export interface paths {
          * Introspect a token (RFC 7662)
          * @description An app sees only its own tokens (and its brand's); anything else is `{ "active": false }`.
          *
-         *     - **Rate limit:** 60 per minute (`introspect`).
          *     - **Errors:** 400, 401, 429 (see the responses).
          */
         post: operations["introspectToken"];
@@ -1863,7 +1861,6 @@ export interface paths {
          * Revoke a refresh or access token (RFC 7009)
          * @description Answers 200 with an empty body whether or not the token was known.
          *
-         *     - **Rate limit:** 30 per minute (`revoke`).
          *     - **Errors:** 400, 401, 429 (see the responses).
          */
         post: operations["revokeToken"];
@@ -1886,7 +1883,6 @@ export interface paths {
          * Exchange a code, a refresh token, client credentials or a device code for tokens
          * @description Grant types: `authorization_code` (with `code_verifier`), `refresh_token` (rotated on use; a reused one revokes the grant), `client_credentials` (confidential apps) and `urn:ietf:params:oauth:grant-type:device_code`. OAuth errors: `invalid_request`, `invalid_client` (401), `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`, `authorization_pending`, `slow_down`, `expired_token`, `access_denied`.
          *
-         *     - **Rate limit:** 30 per minute (`token`).
          *     - **Errors:** 400, 401, 429 (see the responses).
          */
         post: operations["token"];
@@ -2470,16 +2466,6 @@ export interface components {
             type: string;
             updatedAt: string;
         };
-        AppCreateBody: {
-            allowedGrantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
-            allowedScopes: string[];
-            description?: string | null;
-            isConfidential?: boolean;
-            name: string;
-            redirectUris?: string[];
-            /** @enum {unknown} */
-            type: "web" | "spa" | "native" | "m2m" | "agent";
-        };
         AppCreated: {
             allowedGrantTypes: string[];
             allowedScopes: string[];
@@ -2500,17 +2486,6 @@ export interface components {
         AppList: {
             items: components["schemas"]["App"][];
             total: number;
-        };
-        AppPatchBody: {
-            allowedGrantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
-            allowedScopes?: string[];
-            description?: string | null;
-            enabled?: boolean;
-            name?: string;
-            redirectUris?: string[];
-        };
-        AssignRoleBody: {
-            roleId: string;
         };
         AuditEntry: {
             action: string;
@@ -2545,29 +2520,9 @@ export interface components {
             termsUrl?: string;
             updatedAt: string;
         };
-        BrandCreateBody: {
-            logoFile?: string;
-            name: string;
-            primaryColor?: string;
-            privacyPolicyUrl?: string;
-            providerOrder?: ("solana" | "google" | "apple" | "microsoft" | "discord" | "facebook" | "x" | "telegram" | "matrica")[];
-            slug: string;
-            /** Format: email */
-            supportEmail?: string;
-            termsUrl?: string;
-        };
         BrandList: {
             items: components["schemas"]["Brand"][];
             total: number;
-        };
-        BrandPatchBody: {
-            logoFile?: string | null;
-            name?: string;
-            primaryColor?: string | null;
-            privacyPolicyUrl?: string | null;
-            providerOrder?: ("solana" | "google" | "apple" | "microsoft" | "discord" | "facebook" | "x" | "telegram" | "matrica")[];
-            supportEmail?: string | null;
-            termsUrl?: string | null;
         };
         CheckResult: {
             balance: string | null;
@@ -2583,20 +2538,9 @@ export interface components {
             type: string;
             updatedAt: string;
         };
-        ConnectionEnabledBody: {
-            enabled: boolean;
-        };
         ConnectionList: {
             items: components["schemas"]["Connection"][];
             total: number;
-        };
-        ConnectionPutBody: {
-            config: {
-                [key: string]: unknown;
-            };
-            enabled?: boolean;
-            /** @enum {unknown} */
-            type: "google" | "apple" | "microsoft" | "discord" | "facebook" | "x" | "telegram" | "matrica";
         };
         ConsentGrant: {
             app: string;
@@ -2608,35 +2552,6 @@ export interface components {
         };
         ConsentGrants: {
             items: components["schemas"]["ConsentGrant"][];
-        };
-        CreateApiKeyBody: {
-            /** Format: date-time */
-            expiresAt?: string;
-            ipAllowlist?: string[];
-            name: string;
-            scopes?: string[];
-            type?: "standard" | "ephemeral";
-        };
-        CreateGateBody: {
-            description?: string;
-            enabled?: boolean;
-            minHoldings: string;
-            mintAddress: string;
-            name: string;
-        };
-        CreateOrgBody: {
-            description?: string;
-            name: string;
-            slug: string;
-        };
-        CreateRoleBody: {
-            description?: string;
-            name: string;
-            permissions: string[];
-        };
-        CreateWebhookBody: {
-            events: string[];
-            url: string;
         };
         Delivery: {
             attemptCount: number;
@@ -2666,12 +2581,6 @@ export interface components {
                 message: string;
             };
         };
-        FindByIdentifierBody: {
-            identifier: string;
-        };
-        FindByWalletsBody: {
-            addresses: string[];
-        };
         FindByWalletsResult: {
             results: {
                 address: string;
@@ -2681,15 +2590,6 @@ export interface components {
         GateList: {
             items: components["schemas"]["TokenGate"][];
             total: number;
-        };
-        LinkWalletBody: {
-            address: string;
-            /** @constant */
-            blockchain: "solana";
-            force?: boolean;
-            label?: string;
-            signature: string;
-            signedMessage: string;
         };
         MaybeUser: components["schemas"]["User"] | null;
         Member: {
@@ -2733,11 +2633,6 @@ export interface components {
             /** @constant */
             type: "publicKey";
         };
-        RemoveWalletBody: {
-            force?: boolean;
-            signature: string;
-            signedMessage: string;
-        };
         Role: {
             createdAt: string;
             description?: string;
@@ -2755,16 +2650,9 @@ export interface components {
             description: string;
             name: string;
         };
-        ScopeCreateBody: {
-            description: string;
-            name: string;
-        };
         ScopeList: {
             items: components["schemas"]["Scope"][];
             total: number;
-        };
-        ScopePatchBody: {
-            description: string;
         };
         SecretResponse: {
             secret: string;
@@ -2782,45 +2670,6 @@ export interface components {
             name: string;
             org: string;
             updatedAt: string;
-        };
-        TransferOwnershipBody: {
-            newOwnerUserId: string;
-        };
-        UpdateGateBody: {
-            description?: string | null;
-            enabled?: boolean;
-            minHoldings?: string;
-            name?: string;
-        };
-        UpdateOrgBody: {
-            description?: string | null;
-            iconFile?: string | null;
-            name?: string;
-        };
-        UpdateRoleBody: {
-            description?: string | null;
-            name?: string;
-            permissions?: string[];
-        };
-        UpdateUserBody: {
-            firstName?: string | null;
-            lastName?: string | null;
-            phoneNumber?: {
-                countryCode: string;
-                number: string;
-            } | null;
-            preferredLanguage?: string | null;
-            profilePicture?: string | null;
-            username?: string;
-        };
-        UpdateWalletBody: {
-            isPrimary?: boolean;
-            label?: string | null;
-        };
-        UpdateWebhookBody: {
-            enabled?: boolean;
-            events?: string[];
-            url?: string;
         };
         User: {
             externalProfilePictureUrl?: string;
@@ -2841,9 +2690,6 @@ export interface components {
         UsernameAvailability: {
             available: boolean;
         };
-        UsernameAvailabilityBody: {
-            username: string;
-        };
         UserPublicKey: {
             address: string;
             /** @constant */
@@ -2856,9 +2702,6 @@ export interface components {
         WalletChallenge: {
             expiresAt: string;
             message: string;
-        };
-        WalletChallengeBody: {
-            address: string;
         };
         Webhook: {
             consecutiveFailures: number;
@@ -3236,7 +3079,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateOrgBody"];
+                "application/json": {
+                    description?: string | null;
+                    iconFile?: string | null;
+                    name?: string;
+                };
             };
         };
         responses: {
@@ -3339,7 +3186,17 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BrandCreateBody"];
+                "application/json": {
+                    logoFile?: string;
+                    name: string;
+                    primaryColor?: string;
+                    privacyPolicyUrl?: string;
+                    providerOrder?: ("solana" | "google" | "apple" | "microsoft" | "discord" | "facebook" | "x" | "telegram" | "matrica")[];
+                    slug: string;
+                    /** Format: email */
+                    supportEmail?: string;
+                    termsUrl?: string;
+                };
             };
         };
         responses: {
@@ -3430,7 +3287,15 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BrandPatchBody"];
+                "application/json": {
+                    logoFile?: string | null;
+                    name?: string;
+                    primaryColor?: string | null;
+                    privacyPolicyUrl?: string | null;
+                    providerOrder?: ("solana" | "google" | "apple" | "microsoft" | "discord" | "facebook" | "x" | "telegram" | "matrica")[];
+                    supportEmail?: string | null;
+                    termsUrl?: string | null;
+                };
             };
         };
         responses: {
@@ -3495,7 +3360,16 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AppCreateBody"];
+                "application/json": {
+                    allowedGrantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                    allowedScopes: string[];
+                    description?: string | null;
+                    isConfidential?: boolean;
+                    name: string;
+                    redirectUris?: string[];
+                    /** @enum {unknown} */
+                    type: "web" | "spa" | "native" | "m2m" | "agent";
+                };
             };
         };
         responses: {
@@ -3589,7 +3463,14 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AppPatchBody"];
+                "application/json": {
+                    allowedGrantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                    allowedScopes?: string[];
+                    description?: string | null;
+                    enabled?: boolean;
+                    name?: string;
+                    redirectUris?: string[];
+                };
             };
         };
         responses: {
@@ -3683,7 +3564,14 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ConnectionPutBody"];
+                "application/json": {
+                    config: {
+                        [key: string]: unknown;
+                    };
+                    enabled?: boolean;
+                    /** @enum {unknown} */
+                    type: "google" | "apple" | "microsoft" | "discord" | "facebook" | "x" | "telegram" | "matrica";
+                };
             };
         };
         responses: {
@@ -3754,7 +3642,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ConnectionEnabledBody"];
+                "application/json": {
+                    enabled: boolean;
+                };
             };
         };
         responses: {
@@ -3816,7 +3706,10 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ScopeCreateBody"];
+                "application/json": {
+                    description: string;
+                    name: string;
+                };
             };
         };
         responses: {
@@ -3910,7 +3803,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ScopePatchBody"];
+                "application/json": {
+                    description: string;
+                };
             };
         };
         responses: {
@@ -4005,7 +3900,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AssignRoleBody"];
+                "application/json": {
+                    roleId: string;
+                };
             };
         };
         responses: {
@@ -4098,7 +3995,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateRoleBody"];
+                "application/json": {
+                    description?: string;
+                    name: string;
+                    permissions: string[];
+                };
             };
         };
         responses: {
@@ -4161,7 +4062,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateRoleBody"];
+                "application/json": {
+                    description?: string | null;
+                    name?: string;
+                    permissions?: string[];
+                };
             };
         };
         responses: {
@@ -4195,7 +4100,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["TransferOwnershipBody"];
+                "application/json": {
+                    newOwnerUserId: string;
+                };
             };
         };
         responses: {
@@ -4256,7 +4163,10 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateWebhookBody"];
+                "application/json": {
+                    events: string[];
+                    url: string;
+                };
             };
         };
         responses: {
@@ -4346,7 +4256,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateWebhookBody"];
+                "application/json": {
+                    enabled?: boolean;
+                    events?: string[];
+                    url?: string;
+                };
             };
         };
         responses: {
@@ -4713,7 +4627,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateOrgBody"];
+                "application/json": {
+                    description?: string;
+                    name: string;
+                    slug: string;
+                };
             };
         };
         responses: {
@@ -4801,7 +4719,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateOrgBody"];
+                "application/json": {
+                    description?: string | null;
+                    iconFile?: string | null;
+                    name?: string;
+                };
             };
         };
         responses: {
@@ -4904,7 +4826,17 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BrandCreateBody"];
+                "application/json": {
+                    logoFile?: string;
+                    name: string;
+                    primaryColor?: string;
+                    privacyPolicyUrl?: string;
+                    providerOrder?: ("solana" | "google" | "apple" | "microsoft" | "discord" | "facebook" | "x" | "telegram" | "matrica")[];
+                    slug: string;
+                    /** Format: email */
+                    supportEmail?: string;
+                    termsUrl?: string;
+                };
             };
         };
         responses: {
@@ -4995,7 +4927,15 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BrandPatchBody"];
+                "application/json": {
+                    logoFile?: string | null;
+                    name?: string;
+                    primaryColor?: string | null;
+                    privacyPolicyUrl?: string | null;
+                    providerOrder?: ("solana" | "google" | "apple" | "microsoft" | "discord" | "facebook" | "x" | "telegram" | "matrica")[];
+                    supportEmail?: string | null;
+                    termsUrl?: string | null;
+                };
             };
         };
         responses: {
@@ -5060,7 +5000,16 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AppCreateBody"];
+                "application/json": {
+                    allowedGrantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                    allowedScopes: string[];
+                    description?: string | null;
+                    isConfidential?: boolean;
+                    name: string;
+                    redirectUris?: string[];
+                    /** @enum {unknown} */
+                    type: "web" | "spa" | "native" | "m2m" | "agent";
+                };
             };
         };
         responses: {
@@ -5154,7 +5103,14 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AppPatchBody"];
+                "application/json": {
+                    allowedGrantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                    allowedScopes?: string[];
+                    description?: string | null;
+                    enabled?: boolean;
+                    name?: string;
+                    redirectUris?: string[];
+                };
             };
         };
         responses: {
@@ -5248,7 +5204,14 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ConnectionPutBody"];
+                "application/json": {
+                    config: {
+                        [key: string]: unknown;
+                    };
+                    enabled?: boolean;
+                    /** @enum {unknown} */
+                    type: "google" | "apple" | "microsoft" | "discord" | "facebook" | "x" | "telegram" | "matrica";
+                };
             };
         };
         responses: {
@@ -5319,7 +5282,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ConnectionEnabledBody"];
+                "application/json": {
+                    enabled: boolean;
+                };
             };
         };
         responses: {
@@ -5381,7 +5346,10 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ScopeCreateBody"];
+                "application/json": {
+                    description: string;
+                    name: string;
+                };
             };
         };
         responses: {
@@ -5475,7 +5443,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ScopePatchBody"];
+                "application/json": {
+                    description: string;
+                };
             };
         };
         responses: {
@@ -5570,7 +5540,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AssignRoleBody"];
+                "application/json": {
+                    roleId: string;
+                };
             };
         };
         responses: {
@@ -5663,7 +5635,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateRoleBody"];
+                "application/json": {
+                    description?: string;
+                    name: string;
+                    permissions: string[];
+                };
             };
         };
         responses: {
@@ -5726,7 +5702,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateRoleBody"];
+                "application/json": {
+                    description?: string | null;
+                    name?: string;
+                    permissions?: string[];
+                };
             };
         };
         responses: {
@@ -5791,7 +5771,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateGateBody"];
+                "application/json": {
+                    description?: string;
+                    enabled?: boolean;
+                    minHoldings: string;
+                    mintAddress: string;
+                    name: string;
+                };
             };
         };
         responses: {
@@ -5880,7 +5866,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateGateBody"];
+                "application/json": {
+                    description?: string | null;
+                    enabled?: boolean;
+                    minHoldings?: string;
+                    name?: string;
+                };
             };
         };
         responses: {
@@ -5944,7 +5935,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["TransferOwnershipBody"];
+                "application/json": {
+                    newOwnerUserId: string;
+                };
             };
         };
         responses: {
@@ -6005,7 +5998,10 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateWebhookBody"];
+                "application/json": {
+                    events: string[];
+                    url: string;
+                };
             };
         };
         responses: {
@@ -6095,7 +6091,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateWebhookBody"];
+                "application/json": {
+                    enabled?: boolean;
+                    events?: string[];
+                    url?: string;
+                };
             };
         };
         responses: {
@@ -6733,7 +6733,17 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateUserBody"];
+                "application/json": {
+                    firstName?: string | null;
+                    lastName?: string | null;
+                    phoneNumber?: {
+                        countryCode: string;
+                        number: string;
+                    } | null;
+                    preferredLanguage?: string | null;
+                    profilePicture?: string | null;
+                    username?: string;
+                };
             };
         };
         responses: {
@@ -6792,7 +6802,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["FindByIdentifierBody"];
+                "application/json": {
+                    identifier: string;
+                };
             };
         };
         responses: {
@@ -6822,7 +6834,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["FindByWalletsBody"];
+                "application/json": {
+                    addresses: string[];
+                };
             };
         };
         responses: {
@@ -6954,7 +6968,14 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateApiKeyBody"];
+                "application/json": {
+                    /** Format: date-time */
+                    expiresAt?: string;
+                    ipAllowlist?: string[];
+                    name: string;
+                    scopes?: string[];
+                    type?: "standard" | "ephemeral";
+                };
             };
         };
         responses: {
@@ -7214,7 +7235,15 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["LinkWalletBody"];
+                "application/json": {
+                    address: string;
+                    /** @constant */
+                    blockchain: "solana";
+                    force?: boolean;
+                    label?: string;
+                    signature: string;
+                    signedMessage: string;
+                };
             };
         };
         responses: {
@@ -7247,7 +7276,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["RemoveWalletBody"];
+                "application/json": {
+                    force?: boolean;
+                    signature: string;
+                    signedMessage: string;
+                };
             };
         };
         responses: {
@@ -7278,7 +7311,10 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateWalletBody"];
+                "application/json": {
+                    isPrimary?: boolean;
+                    label?: string | null;
+                };
             };
         };
         responses: {
@@ -7308,7 +7344,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WalletChallengeBody"];
+                "application/json": {
+                    address: string;
+                };
             };
         };
         responses: {
@@ -7338,7 +7376,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UsernameAvailabilityBody"];
+                "application/json": {
+                    username: string;
+                };
             };
         };
         responses: {
