@@ -131,6 +131,11 @@ export const rateLimits = {
   introspect: { points: 60, duration: 60 },
   userinfo: { points: 60, duration: 60 },
   deviceAuthorize: { points: 30, duration: 60 },
+  /**
+   * Not in the interface: views of the device page per network source. A live code without a session
+   * starts an interaction (a row and two cookies) on every view, like /oauth2/authorize.
+   */
+  devicePage: { points: 60, duration: 60 },
   usersMeRead: { points: 60, duration: 60 },
   /** Not in the interface: other writes under /users/me (PATCH, DELETE, challenges), per user. */
   usersMeWrite: { points: 30, duration: 60 },

@@ -33,15 +33,16 @@ export function flowCookieName(kind: FlowKind, id: string): string {
   return `${PREFIX[kind]}${id.replace(/[^A-Za-z0-9]/g, '')}`;
 }
 
-function cookieOptions(ctx: AppContext) {
+function cookieOptions(ctx: AppContext, kind: FlowKind) {
   const https = ctx.config.baseUrl.startsWith('https:');
   // On https, SameSite=None so a provider's cross-site form_post return (Apple) still carries it;
-  // plain-http development keeps Lax (browsers refuse None without Secure).
+  // plain-http development keeps Lax (browsers refuse None without Secure). The device flow never
+  // comes back cross-site, so its cookie stays Lax: another site cannot overwrite the kept code.
   return {
     path: '/',
     httpOnly: true,
     secure: https,
-    sameSite: https ? ('none' as const) : ('lax' as const),
+    sameSite: https && kind !== 'device' ? ('none' as const) : ('lax' as const),
   };
 }
 
@@ -66,7 +67,7 @@ export function setFlowCookie(
   value: string,
   ttlSeconds: number,
 ): void {
-  reply.setCookie(flowCookieName(kind, id), value, { ...cookieOptions(ctx), maxAge: ttlSeconds });
+  reply.setCookie(flowCookieName(kind, id), value, { ...cookieOptions(ctx, kind), maxAge: ttlSeconds });
 }
 
 /** Starts a flow whose row id is already known: sets the cookie and returns the hash to store. */
@@ -84,7 +85,7 @@ export function startFlow(
 
 /** The flow is over for this browser (done, cancelled or refused). */
 export function endFlow(ctx: AppContext, reply: FastifyReply, kind: FlowKind, id: string): void {
-  reply.clearCookie(flowCookieName(kind, id), cookieOptions(ctx));
+  reply.clearCookie(flowCookieName(kind, id), cookieOptions(ctx, kind));
 }
 
 function cookieValue(req: FastifyRequest, kind: FlowKind, id: string): string | undefined {

@@ -352,14 +352,11 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   /**
-   * A foreign `Origin` is refused. `Origin: null` is let through: browsers send it for a form posted
-   * from a page whose referrer policy is `no-referrer` (the hosted pages'); the flow cookie and the
-   * CSRF token derived from it are what prove the form is ours.
+   * A foreign `Origin` or a cross-site `Sec-Fetch-Site` is refused (the device forms' guard);
+   * `Origin: null` alone proves nothing either way, so the flow cookie and the CSRF token derived from
+   * it are what prove the form is ours.
    */
-  const sameOrigin = sameOriginGuard(ctx);
-  const linkFormOrigin = async (req: FastifyRequest) => {
-    if (req.headers.origin !== 'null') await sameOrigin(req);
-  };
+  const linkFormOrigin = sameOriginGuard(ctx);
 
   // The confirmation page's form: the browser that started the link (flow cookie), with the page's
   // CSRF token, from our own origin. Checked completely before the pending link is answered.

@@ -283,6 +283,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: Type.Object({ user_code: Type.Optional(Type.String({ maxLength: 64 })) }),
         response: { ...HtmlOrRedirect, 429: ErrorEnvelope },
       },
+      preHandler: ctx.rateLimits.guard('devicePage', (req) => ctx.rateLimits.source(req)),
     },
     async (req, reply) => devicePage(ctx, req, reply, req.query.user_code?.trim() || undefined),
   );
@@ -293,6 +294,16 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
       csrf_token: Type.Optional(Type.String({ maxLength: 128 })),
     },
     { additionalProperties: false },
+  );
+  /** JSON callers get the REST envelope; the hosted page's form gets the same error as a page. */
+  const ErrorOrPage = Type.Unsafe<unknown>({
+    content: {
+      'application/json': { schema: ErrorEnvelope },
+      'text/html': { schema: Type.String() },
+    },
+  });
+  const deviceErrors = Object.fromEntries(
+    [400, 401, 403, 404, 409, 415, 429].map((status) => [status, ErrorOrPage]),
   );
   for (const decision of ['approve', 'deny'] as const) {
     app.post(
@@ -313,7 +324,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
           body: DeviceBody,
           response: {
             200: Type.Union([Type.Object({ status: Type.String() }), Type.String()]),
-            ...postErrors,
+            ...deviceErrors,
           },
         },
       },

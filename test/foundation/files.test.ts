@@ -111,6 +111,7 @@ describe('files', () => {
     'data: URIs': `<svg ${NS}><image href="data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+"/><a xlink:href="data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;"><rect width="5" height="5"/></a></svg>`,
     'use of an external document': `<svg ${NS}><use href="https://evil.test/sprite.svg#x"/><use xlink:href="data:image/svg+xml,&lt;svg id='x'/&gt;#x"/><rect width="5" height="5"/></svg>`,
     'CSS url() and @import': `<svg ${NS}><style>@import url(https://evil.test/x.css); rect { fill: url(https://evil.test/p) }</style><style>rect { fill: u\\72l(https://evil.test/p) }</style><rect width="5" height="5" style="fill:url('https://evil.test/p')" fill="url(https://evil.test/p#g)" filter="url(//evil.test/f#x)"/></svg>`,
+    'CSS image-set() and quoted URLs': `<svg ${NS}><style>rect{background:image-set("https://evil.test/b" 1x)} circle{fill:-webkit-image-set('//evil.test/c' 1x)}</style><rect width="5" height="5" style="background-image:image-set('https://evil.test/a.png' 1x)"/><circle r="2" style="cursor:cross-fade('https://evil.test/x')"/></svg>`,
     'entities in a DOCTYPE': `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY a "jav&#x61;script:alert(1)"><!ENTITY b "&a;&a;&a;&a;&a;">]><svg ${NS}><a href="&a;"><text>&b;</text></a></svg>`,
     'mixed-case and whitespace tricks': `<svg ${NS}><a HREF=" javascript:alert(1)"><rect width="5" height="5"/></a><a xlink:href="&#10;java&#9;script:alert(1)"><circle r="2"/></a><SCRIPT>alert(1)</SCRIPT></svg>`,
   };
@@ -129,6 +130,12 @@ describe('files', () => {
       assert.equal(doc.documentElement.localName, 'svg');
     });
   }
+
+  it('gives an SVG without a namespace the SVG namespace, so it renders as image/svg+xml', () => {
+    const out = sanitizeSvg('<svg viewBox="0 0 4 4"><rect width="4" height="4"/></svg>') ?? '';
+    const doc = new JSDOM(out, { contentType: 'image/svg+xml' }).window.document;
+    assert.equal(doc.documentElement.namespaceURI, 'http://www.w3.org/2000/svg');
+  });
 
   it('keeps what an icon needs: shapes, gradients, local references, viewBox, text', () => {
     const icon = `<?xml version="1.0" encoding="UTF-8"?>

@@ -323,3 +323,57 @@ describe('device pages', () => {
     assert.equal(otherIp.statusCode, 302);
   });
 });
+
+describe('device page abuse limits', () => {
+  it('views of the device page are limited per network source, live codes included (devicePage, 60/min)', async () => {
+    const { user_code } = await startDevice(tv);
+    const ip = randomIp();
+    for (let i = 0; i < 60; i++) {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/device?user_code=${user_code}`,
+        remoteAddress: ip,
+      });
+      assert.equal(res.statusCode, 302, `view ${i + 1}: ${res.body}`);
+    }
+    const refused = await t.app.inject({
+      method: 'GET',
+      url: `/device?user_code=${user_code}`,
+      remoteAddress: ip,
+    });
+    assert.equal(refused.statusCode, 429);
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+    // Another source is not affected.
+    const other = await t.app.inject({ method: 'GET', url: '/device', remoteAddress: randomIp() });
+    assert.equal(other.statusCode, 200);
+  });
+
+  it('on https the kept user code is a SameSite=Lax cookie, so another site cannot replace it', async () => {
+    const https = await buildTestApp({ env: { BASE_URL: 'https://gatehouse.test' } });
+    try {
+      const client = await seedClient(https, { grantTypes: ['authorization_code', DEVICE_GRANT] });
+      const started = await https.app.inject({
+        method: 'POST',
+        url: '/oauth2/device/authorize',
+        payload: new URLSearchParams({ client_id: client.clientId, scope: 'openid' }).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      const page = await https.app.inject({
+        method: 'GET',
+        url: `/device?user_code=${started.json().user_code}`,
+        remoteAddress: randomIp(),
+      });
+      assert.equal(page.statusCode, 302, page.body);
+      const cookies = ([] as string[]).concat(page.headers['set-cookie'] ?? []);
+      const device = cookies.find((c) => c.startsWith('gh_dev_'));
+      const interaction = cookies.find((c) => c.startsWith('gh_ia_'));
+      assert.ok(device && interaction, cookies.join('\n'));
+      assert.match(device, /SameSite=Lax/i);
+      assert.match(device, /Secure/);
+      // The interaction's binding must survive a provider's cross-site form_post return.
+      assert.match(interaction, /SameSite=None/i);
+    } finally {
+      await https.close();
+    }
+  });
+});

@@ -278,6 +278,15 @@ describe('authorization_code grant', () => {
     assert.equal(confOk.statusCode, 200);
   });
 
+  test('a wrong or missing verifier does not burn the code: the client that holds the verifier still redeems it', async () => {
+    const { verifier, challenge } = pkcePair();
+    const c = await code(pub, { challenge });
+    assert.equal(json(await exchange(pub, c, { code_verifier: pkcePair().verifier })).error, 'invalid_grant');
+    assert.equal(json(await exchange(pub, c)).error, 'invalid_grant');
+    const ok = await exchange(pub, c, { code_verifier: verifier });
+    assert.equal(ok.statusCode, 200, ok.body);
+  });
+
   test('a malformed code_verifier is invalid_request', async () => {
     const res = await exchange(pub, await code(pub, { challenge: pkcePair().challenge }), {
       code_verifier: 'short',

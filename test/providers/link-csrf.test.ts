@@ -103,6 +103,12 @@ describe('provider link: bound to its browser and user, confirmed before linking
     assert.equal(stranger.statusCode, 403, stranger.body);
     const crossSite = await answerLinkPage(w, page, jar, 'confirm', { origin: 'https://evil.example' });
     assert.equal(crossSite.statusCode, 403);
+    // A sandboxed cross-site frame posts with `Origin: null`; its Sec-Fetch-Site still gives it away.
+    const sandboxed = await answerLinkPage(w, page, jar, 'confirm', {
+      origin: 'null',
+      'sec-fetch-site': 'cross-site',
+    });
+    assert.equal(sandboxed.statusCode, 403);
     const forged = await w.inject({
       method: 'POST',
       url: /action="([^"]+)"/.exec(page.body)![1],

@@ -14,10 +14,16 @@ import { JSDOM } from 'jsdom';
 const URL_REF = /url\s*\(\s*(['"]?)\s*([^'")\s]*)/gi;
 const HREF_ATTRS = new Set(['href', 'xlink:href']);
 
+/** CSS functions that load a resource without `url(` (`image-set("https://…" 1x)` and kin). */
+const RESOURCE_FUNCTIONS = /(?:-webkit-)?image-set\s*\(|\bimage\s*\(|cross-fade\s*\(|\bsrc\s*\(/i;
+/** A quoted string that looks like a URL (a scheme or a network path): nothing local needs one. */
+const QUOTED_URL = /(['"])[^'"]*(?::|\/\/)[^'"]*\1/;
+
 /** True when every `url(...)` in a CSS value or presentation attribute points at a fragment. */
 function cssUrlsAreLocal(value: string): boolean {
   // CSS escapes (`u\72l(`) and comments could hide a url( from the check: refuse them outright.
   if (value.includes('\\') || value.includes('/*') || /@import|expression\s*\(/i.test(value)) return false;
+  if (RESOURCE_FUNCTIONS.test(value) || QUOTED_URL.test(value)) return false;
   for (const m of value.matchAll(URL_REF)) if (!(m[2] ?? '').startsWith('#')) return false;
   return true;
 }
@@ -31,7 +37,8 @@ function instance(): DOMPurify {
   p.addHook('uponSanitizeAttribute', (_node, data) => {
     const value = data.attrValue.trim();
     if (HREF_ATTRS.has(data.attrName) && !value.startsWith('#')) data.keepAttr = false;
-    if (/url\s*\(/i.test(value) && !cssUrlsAreLocal(value)) data.keepAttr = false;
+    if ((data.attrName === 'style' || /url\s*\(/i.test(value)) && !cssUrlsAreLocal(value))
+      data.keepAttr = false;
   });
   p.addHook('uponSanitizeElement', (node, data) => {
     if (data.tagName === 'style' && !cssUrlsAreLocal(node.textContent ?? '')) node.textContent = '';
@@ -54,5 +61,7 @@ export function sanitizeSvg(svg: string): string | null {
   });
   const root = fragment.querySelector('svg');
   if (!root) return null;
+  // Served as image/svg+xml, the document is XML: without its namespace nothing would render.
+  if (!root.hasAttribute('xmlns')) root.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
   return root.outerHTML.replace(/&nbsp;/g, '&#160;');
 }

@@ -33,18 +33,21 @@ export const authorizationCodeGrant: Grant = {
     if (found.redirect_uri !== redirectUri)
       throw invalidGrant('redirect_uri differs from the one of the authorization request');
 
-    // Then consumed atomically, before PKCE: of two concurrent redemptions exactly one gets the row.
-    const row = await consumeAuthorizationCode(ctx.db, ctx.clock.now(), code);
-    if (!row) {
-      await revokeFamily(ctx.db, ctx.clock, found.family_id);
-      throw invalidGrant('the authorization code is invalid, expired or already used');
-    }
-    if (row.code_challenge) {
-      if (!verifier || !safeEqual(sha256b64url(verifier), row.code_challenge))
+    // PKCE is part of the request: a caller holding an intercepted code but not the verifier must not
+    // burn it for the client that started the flow. One hash against the stored challenge.
+    if (found.code_challenge) {
+      if (!verifier || !safeEqual(sha256b64url(verifier), found.code_challenge))
         throw invalidGrant('PKCE verification failed');
     } else if (verifier !== undefined || !client.isConfidential) {
       // No challenge was stored: a verifier now is an injection attempt, and public clients always use PKCE.
       throw invalidGrant('PKCE verification failed');
+    }
+
+    // Then consumed atomically: of two concurrent redemptions exactly one gets the row.
+    const row = await consumeAuthorizationCode(ctx.db, ctx.clock.now(), code);
+    if (!row) {
+      await revokeFamily(ctx.db, ctx.clock, found.family_id);
+      throw invalidGrant('the authorization code is invalid, expired or already used');
     }
     return issueTokens(ctx, {
       client,
