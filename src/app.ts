@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Logger } from 'pino';
 import { defaults } from './config/defaults.js';
 import type { AppContext } from './context.js';
 import { makeAjv } from './http/ajv.js';
@@ -19,24 +20,10 @@ import { providerRoutes } from './oidc/provider-routes.js';
 import { signinRoutes } from './oidc/signin-routes.js';
 import { tokenRoutes } from './oidc/token-routes.js';
 import { healthRoutes } from './ops/health.js';
+import { createLogger } from './ops/logging.js';
+import { startMetricsServer } from './ops/metrics.js';
+import { instrumentRequests } from './ops/requests.js';
 import { closeContext } from './server.js';
-
-const REDACT = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'req.headers["x-api-key"]',
-  'res.headers["set-cookie"]',
-  '*.client_secret',
-  '*.clientSecret',
-  '*.secret',
-  '*.token',
-  '*.refresh_token',
-  '*.access_token',
-  '*.code',
-  '*.config',
-  '*.key',
-  '*.password',
-];
 
 /**
  * Request ids for the logs: a random prefix per process and a counter, unique across instances and
@@ -54,6 +41,8 @@ export interface BuildOptions {
   ownsContext?: boolean;
   /** Where log lines go (default stdout); tests read them to check redaction. */
   logStream?: { write(line: string): void };
+  /** The process logger (main.ts makes one before the stores, for the migration lines). */
+  logger?: Logger;
 }
 
 /**
@@ -61,19 +50,12 @@ export interface BuildOptions {
  * Modules register here, each as a plugin.
  */
 export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const logger =
+    opts.logger ?? (ctx.config.logLevel === 'silent' ? undefined : createLogger(ctx.config, opts.logStream));
   const app = Fastify({
-    logger:
-      ctx.config.logLevel === 'silent'
-        ? false
-        : {
-            level: ctx.config.logLevel,
-            ...(opts.logStream ? { stream: opts.logStream } : {}),
-            redact: { paths: REDACT, censor: '[redacted]' },
-            serializers: {
-              // Paths only: query strings can carry codes, user codes or provider data.
-              req: (req) => ({ method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip }),
-            },
-          },
+    ...(logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: false }),
+    // One line per request, written by instrumentRequests (Fastify's own are two, health probes included).
+    logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLoggerFactory(ctx.config.logLevel),
     trustProxy: ctx.config.trustProxy,
     bodyLimit: defaults.maxBodyBytes,
@@ -92,7 +74,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   app.decorateRequest('principal', null);
   app.decorateRequest('org', null as never);
   app.decorateRequest('orgPermissions', null as never);
-  installErrorHandling(app);
+  const observeUnrouted = instrumentRequests(app, ctx, logger ? app.log : null);
+  installErrorHandling(app, { onNotFound: observeUnrouted });
   // JSON, forms and multipart only: a text/plain body is refused with 415, not parsed as a string.
   app.removeContentTypeParser('text/plain');
 
@@ -122,6 +105,17 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(brandsModule);
   await app.register(tokenGatesRoutes);
   await app.register(usersRoutes);
+
+  if (ctx.config.metricsPort !== undefined) {
+    const port = ctx.config.metricsPort;
+    let server: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+    app.addHook('onReady', async () => {
+      ctx.metrics.collectProcessMetrics();
+      server = await startMetricsServer(ctx.metrics, port, ctx.config.host, app.log);
+      ctx.metrics.port = server.port;
+    });
+    app.addHook('onClose', async () => server?.close());
+  }
 
   if (opts.ownsContext !== false) app.addHook('onClose', async () => closeContext(ctx));
   return app;

@@ -56,8 +56,8 @@ function parsePermissions(args: string[]): string[] {
 export async function runCli(argv: string[], out: (s: string) => void = console.log): Promise<number> {
   const [cmd = 'serve', sub, ...rest] = argv;
   if (cmd === 'serve') {
-    const { serve } = await import('./main.js');
-    await serve();
+    const { main } = await import('./main.js');
+    await main();
     return 0;
   }
   if (cmd === 'help' || cmd === '--help' || cmd === '-h') {

@@ -7,6 +7,7 @@ import type { RateLimits } from './http/rate-limit.js';
 import type { Clock } from './lib/clock.js';
 import type { Encryptor } from './lib/encryption.js';
 import type { KeyStore } from './oidc/keys.js';
+import type { Metrics } from './ops/metrics.js';
 
 /** Who is calling a REST route. */
 export interface Principal {
@@ -42,6 +43,8 @@ export interface AppContext {
   keys: KeyStore;
   rateLimits: RateLimits;
   redis?: Redis;
+  /** This instance's Prometheus metrics (served only when METRICS_PORT is set). */
+  metrics: Metrics;
   /** Extension points modules plug into at registration. */
   hooks: {
     apiKeyVerifier?: ApiKeyVerifier;

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { ApiError, type FieldError, OAuthError } from './errors.js';
 
 const KEYWORD_CODES: Record<string, string> = {
@@ -63,13 +64,22 @@ export function usesOAuthEnvelope(req: FastifyRequest): boolean {
   return req.url.startsWith('/oauth2/');
 }
 
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The error code sent (REST `error.code` or OAuth `error`), for the request's log line. */
+    errorCode: string | null;
+  }
+}
+
 function sendOAuth(reply: FastifyReply, err: OAuthError) {
+  reply.errorCode = err.error;
   if (err.headers) reply.headers(err.headers);
   reply.header('cache-control', 'no-store');
   return reply.code(err.status).send({ error: err.error, error_description: err.description });
 }
 
 function sendRest(reply: FastifyReply, err: ApiError) {
+  reply.errorCode = err.code;
   if (err.headers) reply.headers(err.headers);
   const body: { error: { code: string; message: string; details?: Record<string, unknown> } } = {
     error: { code: err.code, message: err.message },
@@ -102,7 +112,11 @@ function fromFastifyError(err: FastifyError): ApiError | null {
   return null;
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(
+  app: FastifyInstance,
+  opts: { onNotFound?: (req: FastifyRequest, reply: FastifyReply) => void } = {},
+): void {
+  app.decorateReply('errorCode', null);
   app.setErrorHandler((error: FastifyError & { validationContext?: string }, req, reply) => {
     const oauth = usesOAuthEnvelope(req);
     if (error instanceof OAuthError) {
@@ -122,6 +136,18 @@ export function installErrorHandling(app: FastifyInstance): void {
       apiErr = new ApiError(400, 'validation_failed', 'request validation failed', { fields });
     }
     if (!apiErr) apiErr = fromFastifyError(error);
+    if (!apiErr && isDatabaseUnavailable(error)) {
+      req.log.warn({ err: error }, 'database unavailable');
+      apiErr = new ApiError(
+        503,
+        'service_unavailable',
+        'the database is unavailable; retry shortly',
+        undefined,
+        {
+          'retry-after': '1',
+        },
+      );
+    }
     if (!apiErr) {
       req.log.error({ err: error }, 'unhandled error');
       if (oauth) return sendOAuth(reply, new OAuthError('server_error', 'internal error', 500));
@@ -129,6 +155,9 @@ export function installErrorHandling(app: FastifyInstance): void {
         reply,
         new ApiError(500, 'internal_error', 'internal error; safe to retry with backoff'),
       );
+    }
+    if (oauth && apiErr.status === 503) {
+      return sendOAuth(reply, new OAuthError('temporarily_unavailable', apiErr.message, 503, apiErr.headers));
     }
     if (oauth && apiErr.status !== 429) {
       const code = apiErr.status >= 500 ? 'server_error' : 'invalid_request';
@@ -144,9 +173,11 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((req, reply) => {
-    return sendRest(
+    const sent = sendRest(
       reply,
       new ApiError(404, 'not_found', `no route for ${req.method} ${req.url.split('?')[0]}`),
     );
+    opts.onNotFound?.(req, reply);
+    return sent;
   });
 }

@@ -86,6 +86,8 @@ export class RateLimits {
     private readonly multiplier: number,
     private readonly redis?: Redis,
     private readonly prefix = 'gatehouse:',
+    /** Told of every refusal (the metrics count them by limit name). */
+    private readonly onRefused?: (name: string) => void,
   ) {}
 
   get enabled(): boolean {
@@ -128,6 +130,7 @@ export class RateLimits {
     const limit = this.limitOf(spec);
     const now = Date.now();
     const w = this.memory.take(name, spec, key, cost, now);
+    if (w.count > limit) this.onRefused?.(name);
     settle(reply, limit, limit - w.count, w.resetAt - now, spec);
   }
 
@@ -164,6 +167,7 @@ export class RateLimits {
       if (!(e instanceof RateLimiterRes)) throw e;
       res = e;
       refused = true;
+      this.onRefused?.(name);
     }
     settle(reply, limiter.points, refused ? -1 : res.remainingPoints, res.msBeforeNext, spec);
   }

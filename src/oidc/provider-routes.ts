@@ -215,6 +215,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return sendErrorPage(reply, 400, 'invalid_request', OTHER_BROWSER);
     }
     const fail = async (reason: ProviderFailure, claimedExternalId?: string) => {
+      ctx.metrics.signIn(state.provider, 'failed');
       await recordFailedSignIn(ctx, req, {
         provider: state.provider,
         userId: loaded.row.user_id,
