@@ -29,6 +29,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const warn = opts.warn ?? ((m: string) => console.warn(m));
   let database: DatabaseHandle | undefined = opts.database;
   try {
+    if (!database)
+      opts.info?.(
+        { database: config.databaseUrl ? 'postgres' : `embedded in ${config.dataDir}` },
+        'opening the database',
+      );
     database ??= await openDatabase(config, opts);
     await migrate(database.db, (version, ms) => opts.info?.({ version, ms }, 'migration applied'));
   } catch (err) {

@@ -55,9 +55,13 @@ describe('request logs and metrics', () => {
       env: { LOG_LEVEL: 'info', METRICS_PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_MULTIPLIER: '0.01' },
       logStream: log.stream,
       routes: (app) => {
-        app.get('/test/with-operation', { schema: { operationId: 'testWithOperation' } as object }, async () => ({
-          ok: 1,
-        }));
+        app.get(
+          '/test/with-operation',
+          { schema: { operationId: 'testWithOperation' } as object },
+          async () => ({
+            ok: 1,
+          }),
+        );
       },
     });
   });
