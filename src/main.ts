@@ -5,12 +5,14 @@
  * server.
  */
 export async function main(): Promise<void> {
+  let beforeExit: (() => Promise<void>) | undefined;
   if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
-    const { startTracing } = await import('./ops/tracing.js');
+    const { startTracing, stopTracing } = await import('./ops/tracing.js');
     await startTracing();
+    beforeExit = stopTracing; // sends the spans still batched
   }
   const { serve } = await import('./serve.js');
-  await serve();
+  await serve({ beforeExit });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -18,7 +18,7 @@ function die(message: string, logger?: Logger): never {
  * Starts a server: config, stores, app, listen; stops cleanly on SIGTERM/SIGINT. Logs one line per
  * migration applied and one "gatehouse ready" line with the URLs to open next.
  */
-export async function serve(): Promise<void> {
+export async function serve(opts: { beforeExit?: () => Promise<void> } = {}): Promise<void> {
   const warnings: string[] = [];
   let config: Config;
   try {
@@ -95,6 +95,7 @@ export async function serve(): Promise<void> {
     timer.unref();
     try {
       await app.close();
+      await opts.beforeExit?.().catch(() => {});
       logger?.flush();
       process.exit(0);
     } catch (err) {
