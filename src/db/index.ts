@@ -38,9 +38,12 @@ function pgPool(connectionString: string | undefined, schema: string | undefined
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
     ...extra,
   });
-  // An idle connection the server closed (restart, failover) is dropped and replaced on next use;
-  // without a listener the error event would end the process.
+  // A connection the server closed (restart, failover) is dropped and replaced on next use. pg emits
+  // 'error' on the client, and on the pool for idle ones; a checked-out client has no listener of
+  // the pool's, so without these one restart of PostgreSQL under load ends the process. The query
+  // in flight is rejected all the same (503 to its request).
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 

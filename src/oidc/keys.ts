@@ -120,7 +120,15 @@ export class KeyStore {
     const s = this.state;
     if (s && this.clock.nowMs() - s.loadedAt < defaults.keySetRefreshMs && this.clock.nowMs() >= s.loadedAt)
       return s;
-    return this.reload();
+    try {
+      return await this.reload();
+    } catch (err) {
+      // The database is unreachable: keep signing and verifying with the key set already read (no
+      // rotation can happen meanwhile), and try again after the usual interval, not on every request.
+      if (!s) throw err;
+      this.state = { ...s, loadedAt: this.clock.nowMs() };
+      return this.state;
+    }
   }
 
   /** The key to sign with now. */

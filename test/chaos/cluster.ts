@@ -65,7 +65,13 @@ export class Instance {
     const port = await freePort();
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', NODE_EXTRA_CA_CERTS: caFile(), ...env, PORT: String(port), HOST: '127.0.0.1' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_EXTRA_CA_CERTS: caFile(),
+        ...env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const i = new Instance(name, port, child);
@@ -143,7 +149,8 @@ export class ChaosReceiver {
           if (res.destroyed || req.socket.destroyed) return;
           res.writeHead(out.status, { 'content-type': 'text/plain' });
           res.end('ok');
-          if (out.status < 300) r.answered.push({ id, event: String(req.headers['service-event']), at: Date.now() });
+          if (out.status < 300)
+            r.answered.push({ id, event: String(req.headers['service-event']), at: Date.now() });
         };
         if (out.delayMs) setTimeout(send, out.delayMs).unref();
         else send();
@@ -211,14 +218,31 @@ export class PrivatePostgres {
     if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
     const port = await freePort();
     const pg = new PrivatePostgres(dir, port, bin);
-    PrivatePostgres.asOwner(`${bin}/initdb`, ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
+    PrivatePostgres.asOwner(`${bin}/initdb`, [
+      '-D',
+      join(dir, 'data'),
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '-E',
+      'UTF8',
+    ]);
     await pg.up();
     return pg;
   }
 
   async up(): Promise<void> {
     const opts = `-p ${this.port} -k ${join(this.dir, 'run')} -c listen_addresses=127.0.0.1 -c fsync=off`;
-    PrivatePostgres.asOwner(`${this.bin}/pg_ctl`, ['-D', join(this.dir, 'data'), '-o', opts, '-l', join(this.dir, 'log'), '-w', 'start']);
+    PrivatePostgres.asOwner(`${this.bin}/pg_ctl`, [
+      '-D',
+      join(this.dir, 'data'),
+      '-o',
+      opts,
+      '-l',
+      join(this.dir, 'log'),
+      '-w',
+      'start',
+    ]);
   }
 
   /** Stops it (fast: active sessions are ended), as a crash or failover looks to clients. */
@@ -252,15 +276,21 @@ export class PrivateRedis {
   }
 
   async up(): Promise<void> {
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
+    this.child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    );
     await until(() => this.ping(), 10_000, 'redis to answer');
   }
 
   private ping(): boolean {
     try {
-      return execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { encoding: 'utf8' }).trim() === 'PONG';
+      return (
+        execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { encoding: 'utf8' }).trim() === 'PONG'
+      );
     } catch {
       return false;
     }

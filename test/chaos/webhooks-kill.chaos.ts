@@ -48,7 +48,8 @@ describe('chaos: an instance killed with webhook deliveries pending', { timeout:
 
     // First attempt of every delivery fails (a retry gets scheduled); the second hangs for 8 s
     // (under the 10 s timeout) so the instance is killed with attempts in flight; later ones succeed.
-    rx.decide = (attempt) => (attempt === 1 ? { status: 500 } : attempt === 2 ? { status: 200, delayMs: 8000 } : { status: 200 });
+    rx.decide = (attempt) =>
+      attempt === 1 ? { status: 500 } : attempt === 2 ? { status: 200, delayMs: 8000 } : { status: 200 };
 
     const a = await Instance.start('A', env);
     instances.push(a);
@@ -69,7 +70,11 @@ describe('chaos: an instance killed with webhook deliveries pending', { timeout:
     const b = await Instance.start('B', env);
     instances.push(b);
     const ids = (
-      await t.ctx.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', webhookId).execute()
+      await t.ctx.db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('webhook_id', '=', webhookId)
+        .execute()
     ).map((r) => r.id);
     assert.equal(ids.length, EVENTS);
     // Leases of the dead instance's attempts end 40 s after they were taken.

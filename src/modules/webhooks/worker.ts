@@ -360,7 +360,12 @@ export class WebhookWorker {
       }
     } catch (err) {
       this.unlisten = null;
-      this.log?.warn({ err }, 'webhook worker: cannot listen for notifications; polling only');
+      this.log?.warn({ err }, 'webhook worker: cannot listen for notifications; polling until it can');
+      // The database may be restarting: listen again later instead of polling for the rest of the run.
+      if (this.running && database.kind === 'postgres')
+        setTimeout(() => {
+          if (this.running && !this.unlisten) void this.subscribe();
+        }, 5000).unref();
     }
   }
 }
