@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from './config/index.js';
+import { defaults } from './config/defaults.js';
 import { openDatabase } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import type { Db } from './db/types.js';
@@ -78,7 +79,9 @@ export async function runCli(argv: string[], out: (s: string) => void = console.
         if (sub !== 'rotate') throw new UsageError(USAGE);
         await migrate(db);
         const kid = await rotateSigningKey(db, new Encryptor(config.encryptionKey), systemClock);
-        out(`new signing key ${kid} is active; previous keys stay in the JWKS until their tokens expire`);
+        out(
+          `new signing key ${kid} is published and signs tokens within ${defaults.keyActivationDelayMs / 1000} s; previous keys stay in the JWKS until their tokens expire`,
+        );
         return 0;
       }
       case 'admin': {

@@ -89,7 +89,10 @@ export class KeyStore {
       (r) => !r.retired_at || r.retired_at.getTime() + defaults.retiredKeyGrace * 1000 > now,
     );
     if (live.length === 0) throw new Error('no signing key; run `gatehouse keys rotate`');
-    const newest = live[0];
+    // Sign with the newest key every instance already publishes: one created less than
+    // keyActivationDelayMs ago may be missing from another instance's JWKS (each rereads the set
+    // once a second), so a verifier would not find it. A lone first key is used at once.
+    const newest = live.find((r) => r.created_at.getTime() + defaults.keyActivationDelayMs <= now) ?? live[0];
     const pem = this.encryptor.decrypt(newest.private_key_enc, `signing-key:${newest.kid}`);
     const privateKey = createPrivateKey(pem);
     const byKid = new Map<string, KeyObject>();

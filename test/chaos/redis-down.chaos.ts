@@ -20,7 +20,11 @@ describe('chaos: Redis flushed and stopped under load', { timeout: 180_000 }, ()
     if (!storesOrSkip(tc)) return;
     redis = await PrivateRedis.start();
     // 600 × 1/30 = 20 discovery requests a minute per client IP; the IP comes from X-Forwarded-For.
-    const env = runEnv({ REDIS_URL: redis.url, RATE_LIMIT_MULTIPLIER: String(1 / 30), TRUST_PROXY: '127.0.0.1' });
+    const env = runEnv({
+      REDIS_URL: redis.url,
+      RATE_LIMIT_MULTIPLIER: String(1 / 30),
+      TRUST_PROXY: '127.0.0.1',
+    });
     const a = await Instance.start('A', env);
     instances.push(a);
     const b = await Instance.start('B', env);
@@ -34,7 +38,9 @@ describe('chaos: Redis flushed and stopped under load', { timeout: 180_000 }, ()
       for (let i = 0; i < n; i++) {
         const target = only ?? (i % 2 === 0 ? a : b);
         const started = performance.now();
-        const res = await target.fetch('/.well-known/openid-configuration', { headers: { 'x-forwarded-for': ip } });
+        const res = await target.fetch('/.well-known/openid-configuration', {
+          headers: { 'x-forwarded-for': ip },
+        });
         await res.arrayBuffer();
         slowest = Math.max(slowest, performance.now() - started);
         statuses.push(res.status);
@@ -61,7 +67,9 @@ describe('chaos: Redis flushed and stopped under load', { timeout: 180_000 }, ()
         const ip = `203.0.113.${++probe}`;
         await burst(ip, 2);
         const key = (i: string) => `${env.REDIS_PREFIX}rl:wellKnown:${i}`;
-        const v = execFileSync('redis-cli', ['-p', String(redis!.port), 'get', key(ip)], { encoding: 'utf8' }).trim();
+        const v = execFileSync('redis-cli', ['-p', String(redis!.port), 'get', key(ip)], {
+          encoding: 'utf8',
+        }).trim();
         return v === '2';
       },
       30_000,
