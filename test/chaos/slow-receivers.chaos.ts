@@ -46,11 +46,12 @@ describe('chaos: slow and silent webhook receivers', { timeout: 120_000 }, () =>
     const org = await seedOrg(t, owner);
     const hooks: Record<string, string> = {};
     for (const path of ['/never', '/slow', '/fast']) {
+      const target: ChaosReceiver = path === '/fast' ? healthy : rx;
       const res = await t.app.inject({
         method: 'POST',
         url: `/identity/organizations/${org.slug}/webhooks`,
         headers: owner.auth,
-        payload: { url: (path === '/fast' ? healthy : rx).url(path), events: ['*'] },
+        payload: { url: target.url(path), events: ['*'] },
       });
       assert.equal(res.statusCode, 201, res.body);
       hooks[path] = json(res).id;
