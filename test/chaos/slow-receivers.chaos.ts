@@ -38,8 +38,9 @@ describe('chaos: slow and silent webhook receivers', { timeout: 120_000 }, () =>
     rx.decide = (_attempt, path) =>
       path === '/never' ? { status: 200, delayMs: 600_000 } : { status: 200, delayMs: TIMEOUT_MS * 2 };
     healthy = await ChaosReceiver.start();
-    t = await buildTestApp({ env: runEnv(), clock: new ManualClock() });
-    const worker = webhookWorker(t.ctx);
+    const app = await buildTestApp({ env: runEnv(), clock: new ManualClock() });
+    t = app;
+    const worker = webhookWorker(app.ctx);
     await worker.stop();
     worker.configureClient({ ca: selfSignedCert().cert, timeoutMs: TIMEOUT_MS, allowPrivateNetworks: true });
     const owner = await createUser(t);
@@ -47,7 +48,7 @@ describe('chaos: slow and silent webhook receivers', { timeout: 120_000 }, () =>
     const hooks: Record<string, string> = {};
     for (const path of ['/never', '/slow', '/fast']) {
       const target: ChaosReceiver = path === '/fast' ? healthy : rx;
-      const res = await t.app.inject({
+      const res = await app.app.inject({
         method: 'POST',
         url: `/identity/organizations/${org.slug}/webhooks`,
         headers: owner.auth,
