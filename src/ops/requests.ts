@@ -5,12 +5,40 @@ import type {
   FastifyRequest,
   onResponseHookHandler,
 } from 'fastify';
+import { hostname } from 'node:os';
+import pino from 'pino';
 import type { AppContext } from '../context.js';
 
 /** Probes and scrapes: neither logged nor counted (a load balancer polls them every few seconds). */
 const UNOBSERVED = new Set(['/healthz', '/readyz', '/metrics']);
 
 type Observe = (req: FastifyRequest, reply: FastifyReply) => void;
+
+/**
+ * Writes the request lines straight to the logger's destination, in pino's JSON format: the route's
+ * part of the line is serialised once, so a request costs one string and one buffered write (pino's
+ * generic path, with redaction and serialisers, cost a third of a cached discovery reply). Every
+ * field is a number, a route template from this code base, the method, or our own request id; the
+ * method of an unrouted request and the error code are escaped.
+ */
+function lineWriter(log: FastifyBaseLogger) {
+  const stream = (log as unknown as Record<symbol, { write(s: string): void }>)[pino.symbols.streamSym];
+  const base = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
+  return {
+    /** The constant part of a route's lines. */
+    head: (method: string, route: string | null) =>
+      `,"method":${JSON.stringify(method)},"route":${JSON.stringify(route)}`,
+    write(req: FastifyRequest, head: string, status: number, ms: number, errorCode: string | null) {
+      const level = status >= 500 ? 50 : 30;
+      if (level < (log as unknown as { levelVal: number }).levelVal) return;
+      stream.write(
+        `{"level":${level},"time":${Date.now()}${base},"reqId":${JSON.stringify(req.id)}${head},"status":${status},"ms":${Math.round(ms * 10) / 10}${
+          status >= 400 ? `,"errorCode":${JSON.stringify(errorCode)}` : ''
+        },"msg":"request"}\n`,
+      );
+    },
+  };
+}
 
 /**
  * One log line and one histogram observation per request, by route. The hook is attached to each
@@ -32,8 +60,12 @@ export function instrumentRequests(
   const logAll = log !== null && mode === 'all';
   const logErrors = log !== null && mode !== 'off';
 
+  const writer = log ? lineWriter(log) : null;
+
   const observer = (routeUrl: string | undefined): Observe => {
     let metrics: ReturnType<typeof ctx.metrics.route> | undefined;
+    let head: string | undefined;
+    let headMethod: string | undefined;
     return (req, reply) => {
       const status = reply.statusCode;
       const ms = reply.elapsedTime;
@@ -48,17 +80,16 @@ export function instrumentRequests(
         );
       }
       metrics.observe(status, ms / 1000);
-      if (status >= 400 ? logErrors : logAll) {
-        const line = {
-          reqId: req.id,
-          method: req.method,
-          route: routeUrl ?? null,
-          status,
-          ms: Math.round(ms * 10) / 10,
-          errorCode: status >= 400 ? (reply.errorCode ?? null) : undefined,
-        };
-        if (status >= 500) log?.error(line, 'request');
-        else log?.info(line, 'request');
+      if (writer && (status >= 400 ? logErrors : logAll)) {
+        // Kept per route (a route may answer several methods); an unrouted request's method can be anything.
+        if (!routeUrl) writer.write(req, writer.head(req.method, null), status, ms, reply.errorCode);
+        else {
+          if (headMethod !== req.method) {
+            headMethod = req.method;
+            head = writer.head(req.method, routeUrl);
+          }
+          writer.write(req, head as string, status, ms, reply.errorCode);
+        }
       }
     };
   };
