@@ -85,8 +85,8 @@ async function main() {
       for (let k = 0; k < targets.length; k++) {
         const [name, url] = targets[(k + r) % targets.length];
         const res = await load(url);
-        (samples[name] ??= []).push(res.requests.average);
-        (p99[name] ??= []).push(res.latency.p99);
+        samples[name] = [...(samples[name] ?? []), res.requests.average];
+        p99[name] = [...(p99[name] ?? []), res.latency.p99];
         if (res.non2xx) console.log(`${name}: ${res.non2xx} non-2xx answers`);
       }
     }
