@@ -76,8 +76,10 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
           setBindingCookie(ctx, reply, outcome.binding.interactionId, outcome.binding.value);
         return reply.redirect(outcome.location, 302);
       }
-      if (wantsJson(req))
+      if (wantsJson(req)) {
+        reply.errorCode = outcome.error;
         return reply.code(400).send({ error: outcome.error, error_description: outcome.description });
+      }
       return sendErrorPage(reply, 400, outcome.error, outcome.description);
     },
   );

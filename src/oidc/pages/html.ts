@@ -120,6 +120,7 @@ export function sendErrorPage(
   description: string,
   title = 'This sign-in request cannot be completed',
 ): FastifyReply {
+  reply.errorCode = error; // the request's log line names it
   return sendPage(reply, {
     title,
     status,
