@@ -61,6 +61,8 @@ export function instrumentRequests(
   const logErrors = log !== null && mode !== 'off';
 
   const writer = log ? lineWriter(log) : null;
+  // Without METRICS_PORT nobody reads the request histogram: skip it.
+  const measure = ctx.config.metricsPort !== undefined;
 
   const observer = (routeUrl: string | undefined): Observe => {
     let metrics: ReturnType<typeof ctx.metrics.route> | undefined;
@@ -69,7 +71,7 @@ export function instrumentRequests(
     return (req, reply) => {
       const status = reply.statusCode;
       const ms = reply.elapsedTime;
-      if (!metrics) {
+      if (measure && !metrics) {
         // Read once per route, on its first request: another plugin's onRoute hook may still have
         // added the operationId after this one ran.
         const schema = routeUrl
@@ -79,7 +81,7 @@ export function instrumentRequests(
           routeUrl ? (schema?.operationId ?? `${req.method} ${routeUrl}`) : 'no_route',
         );
       }
-      metrics.observe(status, ms / 1000);
+      if (metrics) metrics.observe(status, ms / 1000);
       if (writer && (status >= 400 ? logErrors : logAll)) {
         // Kept per route (a route may answer several methods); an unrouted request's method can be anything.
         if (!routeUrl) writer.write(req, writer.head(req.method, null), status, ms, reply.errorCode);
