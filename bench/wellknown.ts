@@ -1,87 +1,115 @@
 /**
- * Discovery and JWKS throughput against a bare Fastify JSON reply, in the same run, same load.
- *   node --import tsx bench/wellknown.ts [--duration 10] [--connections 50]
- * Uses DATABASE_URL when set (else a throwaway embedded database). The rate limiter runs with a
- * multiplier so large that it never refuses.
+ * Discovery and JWKS throughput in production mode, with request logging on (LOG_REQUESTS=all, every
+ * line written to a log file) and off, against a bare Fastify server sending the same bytes.
+ *   node --import tsx bench/wellknown.ts [--duration 5] [--connections 50] [--rounds 3]
+ * Uses DATABASE_URL when set (else throwaway embedded databases). The rate limiter runs with a
+ * multiplier so large that it never refuses. Targets are loaded one at a time, in a rotating order
+ * each round; the median of the rounds is reported.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { freePort, numberArg, waitForHttp } from './lib.js';
 
-const duration = numberArg('duration', 10);
+const duration = numberArg('duration', 5);
 const connections = numberArg('connections', 50);
+const rounds = numberArg('rounds', 3);
 
-function load(url: string): Promise<autocannon.Result> {
+function load(url: string, seconds = duration): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
-    autocannon({ url, connections, duration, pipelining: 1 }, (err, res) =>
+    autocannon({ url, connections, duration: seconds, pipelining: 1 }, (err, res) =>
       err ? reject(err) : resolve(res),
     );
   });
 }
 
-async function main() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
-  const gatePort = await freePort();
-  const barePort = await freePort();
-  const sameDocPort = await freePort();
-  const env = {
-    ...process.env,
-    NODE_ENV: 'production',
-    PORT: String(gatePort),
-    HOST: '127.0.0.1',
-    BASE_URL: `http://127.0.0.1:${gatePort}`,
-    DATA_DIR: dataDir,
-    ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64'),
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_MULTIPLIER: '1000000',
-  };
-  const children: ChildProcess[] = [];
-  try {
-    children.push(spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: 'inherit' }));
-    children.push(
-      spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts', String(barePort)], {
-        stdio: 'inherit',
-      }),
-    );
-    children.push(
-      spawn(
-        process.execPath,
-        ['--import', 'tsx', 'bench/bare-server.ts', String(sameDocPort), 'discovery', env.BASE_URL],
-        { stdio: 'inherit' },
-      ),
-    );
-    await waitForHttp(`http://127.0.0.1:${gatePort}/readyz`);
-    await waitForHttp(`http://127.0.0.1:${barePort}/`);
-    await waitForHttp(`http://127.0.0.1:${sameDocPort}/`);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-    const targets: Array<[string, string]> = [
-      ['bare Fastify JSON', `http://127.0.0.1:${barePort}/`],
-      ['bare, same doc', `http://127.0.0.1:${sameDocPort}/`],
-      ['discovery', `http://127.0.0.1:${gatePort}/.well-known/openid-configuration`],
-      ['jwks', `http://127.0.0.1:${gatePort}/.well-known/jwks.json`],
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
+  const children: ChildProcess[] = [];
+  const logs: Record<string, string> = {};
+  /** A Gatehouse in production mode (log level info) writing its log to a file. */
+  const gatehouse = async (mode: 'all' | 'off') => {
+    const port = await freePort();
+    logs[mode] = join(dir, `gatehouse-${mode}.log`);
+    const env = {
+      ...process.env,
+      NODE_ENV: 'production',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BASE_URL: `http://127.0.0.1:${port}`,
+      DATA_DIR: join(dir, mode),
+      ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64'),
+      LOG_LEVEL: 'info',
+      LOG_REQUESTS: mode,
+      RATE_LIMIT_MULTIPLIER: '1000000',
+      ...(process.env.DATABASE_URL ? { DATABASE_SCHEMA: `gh_bench_wk_${mode}` } : {}),
+    };
+    const out = openSync(logs[mode], 'w');
+    children.push(
+      spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', out, 'inherit'] }),
+    );
+    await waitForHttp(`http://127.0.0.1:${port}/readyz`);
+    return `http://127.0.0.1:${port}`;
+  };
+  const bare = async (doc: boolean, issuer: string) => {
+    const port = await freePort();
+    const args = [
+      '--import',
+      'tsx',
+      'bench/bare-server.ts',
+      String(port),
+      ...(doc ? ['discovery', issuer] : []),
     ];
-    for (const [, url] of targets) await load(url.replace(/$/, '')); // warm-up pass (JIT, caches)
-    const results: Record<string, number> = {};
-    for (const [name, url] of targets) {
-      const r = await load(url);
-      results[name] = r.requests.average;
-      console.log(
-        `${name.padEnd(18)} ${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  non-2xx ${r.non2xx}`,
-      );
+    children.push(spawn(process.execPath, args, { stdio: 'inherit' }));
+    await waitForHttp(`http://127.0.0.1:${port}/`);
+    return `http://127.0.0.1:${port}/`;
+  };
+  try {
+    const all = await gatehouse('all');
+    const off = await gatehouse('off');
+    const targets: Array<[string, string]> = [
+      ['bare, same document', await bare(true, all)],
+      ['discovery, LOG_REQUESTS=all', `${all}/.well-known/openid-configuration`],
+      ['discovery, LOG_REQUESTS=off', `${off}/.well-known/openid-configuration`],
+      ['jwks, LOG_REQUESTS=all', `${all}/.well-known/jwks.json`],
+      ['jwks, LOG_REQUESTS=off', `${off}/.well-known/jwks.json`],
+    ];
+    for (const [, url] of targets) await load(url, 2); // warm-up (JIT, caches)
+    const samples: Record<string, number[]> = {};
+    const p99: Record<string, number[]> = {};
+    for (let r = 0; r < rounds; r++) {
+      for (let k = 0; k < targets.length; k++) {
+        const [name, url] = targets[(k + r) % targets.length];
+        const res = await load(url);
+        samples[name] = [...(samples[name] ?? []), res.requests.average];
+        p99[name] = [...(p99[name] ?? []), res.latency.p99];
+        if (res.non2xx) console.log(`${name}: ${res.non2xx} non-2xx answers`);
+      }
     }
-    const ratio = (a: number, b: number) => `${((a / b) * 100).toFixed(1)} %`;
-    const bare = results['bare Fastify JSON'];
-    const sameDoc = results['bare, same doc'];
-    console.log(`discovery / bare hello-world: ${ratio(results.discovery, bare)}`);
-    console.log(`jwks / bare hello-world:      ${ratio(results.jwks, bare)}`);
-    console.log(`discovery / bare same document: ${ratio(results.discovery, sameDoc)}`);
+    const m = (name: string) => median(samples[name]);
+    for (const [name] of targets)
+      console.log(
+        `${name.padEnd(28)} ${m(name).toFixed(0).padStart(7)} req/s (rounds: ${samples[name].map((x) => x.toFixed(0)).join(', ')})  p99 ${median(p99[name])} ms`,
+      );
+    const pc = (a: number, b: number) => `${((a / b) * 100).toFixed(1)} %`;
+    console.log(
+      `discovery all/off: ${pc(m('discovery, LOG_REQUESTS=all'), m('discovery, LOG_REQUESTS=off'))}`,
+    );
+    console.log(`jwks all/off:      ${pc(m('jwks, LOG_REQUESTS=all'), m('jwks, LOG_REQUESTS=off'))}`);
+    console.log(
+      `discovery off / bare same document: ${pc(m('discovery, LOG_REQUESTS=off'), m('bare, same document'))}`,
+    );
+    console.log(
+      `log written with LOG_REQUESTS=all: ${(statSync(logs.all).size / 1e6).toFixed(1)} MB; off: ${(statSync(logs.off).size / 1e3).toFixed(1)} kB`,
+    );
   } finally {
     for (const c of children) c.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 500));
-    rmSync(dataDir, { recursive: true, force: true });
+    await new Promise((r) => setTimeout(r, 1000));
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

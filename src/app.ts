@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Logger } from 'pino';
 import { defaults } from './config/defaults.js';
 import type { AppContext } from './context.js';
 import { makeAjv } from './http/ajv.js';
@@ -26,26 +27,12 @@ import { tokenRoutes } from './oidc/token-routes.js';
 import { consolePlaceholderRoutes } from './console-placeholder.js';
 import { installOpenApi } from './openapi/plugin.js';
 import { healthRoutes } from './ops/health.js';
+import { createLogger } from './ops/logging.js';
+import { startMetricsServer } from './ops/metrics.js';
+import { instrumentRequests } from './ops/requests.js';
 import { closeContext } from './server.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
-
-const REDACT = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'req.headers["x-api-key"]',
-  'res.headers["set-cookie"]',
-  '*.client_secret',
-  '*.clientSecret',
-  '*.secret',
-  '*.token',
-  '*.refresh_token',
-  '*.access_token',
-  '*.code',
-  '*.config',
-  '*.key',
-  '*.password',
-];
 
 /**
  * Request ids for the logs: a random prefix per process and a counter, unique across instances and
@@ -63,6 +50,8 @@ export interface BuildOptions {
   ownsContext?: boolean;
   /** Where log lines go (default stdout); tests read them to check redaction. */
   logStream?: { write(line: string): void };
+  /** The process logger (main.ts makes one before the stores, for the migration lines). */
+  logger?: Logger;
 }
 
 /**
@@ -70,19 +59,12 @@ export interface BuildOptions {
  * Modules register here, each as a plugin.
  */
 export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const logger =
+    opts.logger ?? (ctx.config.logLevel === 'silent' ? undefined : createLogger(ctx.config, opts.logStream));
   const app = Fastify({
-    logger:
-      ctx.config.logLevel === 'silent'
-        ? false
-        : {
-            level: ctx.config.logLevel,
-            ...(opts.logStream ? { stream: opts.logStream } : {}),
-            redact: { paths: REDACT, censor: '[redacted]' },
-            serializers: {
-              // Paths only: query strings can carry codes, user codes or provider data.
-              req: (req) => ({ method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip }),
-            },
-          },
+    ...(logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: false }),
+    // One line per request, written by instrumentRequests (Fastify's own are two, health probes included).
+    logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLoggerFactory(ctx.config.logLevel),
     trustProxy: trustProxyOption(ctx.config.trustProxy),
     bodyLimit: defaults.maxBodyBytes,
@@ -105,7 +87,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   app.decorateRequest('principal', null);
   app.decorateRequest('org', null as never);
   app.decorateRequest('orgPermissions', null as never);
-  installErrorHandling(app);
+  const observeUnrouted = instrumentRequests(app, ctx, logger ? app.log : null);
+  installErrorHandling(app, { onNotFound: observeUnrouted });
   // Before any route: every route that authenticates must say what an API key needs there.
   installKeyScopes(app);
   // JSON, forms and multipart only: a text/plain body is refused with 415, not parsed as a string.
@@ -141,6 +124,17 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(tokenGatesRoutes);
   await app.register(usersRoutes);
   await app.register(consolePlaceholderRoutes);
+
+  if (ctx.config.metricsPort !== undefined) {
+    const port = ctx.config.metricsPort;
+    let server: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+    app.addHook('onReady', async () => {
+      ctx.metrics.collectProcessMetrics();
+      server = await startMetricsServer(ctx.metrics, port, ctx.config.host, app.log);
+      ctx.metrics.port = server.port;
+    });
+    app.addHook('onClose', async () => server?.close());
+  }
 
   if (opts.ownsContext !== false) app.addHook('onClose', async () => closeContext(ctx));
   return app;

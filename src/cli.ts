@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config/index.js';
 import { consoleToken, signInWithWallet } from './dev/signin.js';
 import { DevError, devWalletPath, openDevWallet } from './dev/wallet.js';
+import { defaults } from './config/defaults.js';
 import { openDatabase } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import type { Db } from './db/types.js';
@@ -146,8 +147,8 @@ function parseCliArgs(argv: string[]) {
 export async function runCli(argv: string[], out: (s: string) => void = console.log): Promise<number> {
   const [cmd = 'serve', sub, ...rest] = argv;
   if (cmd === 'serve') {
-    const { serve } = await import('./main.js');
-    await serve();
+    const { main } = await import('./main.js');
+    await main();
     return 0;
   }
   if (cmd === 'help' || cmd === '--help' || cmd === '-h') {
@@ -173,7 +174,9 @@ export async function runCli(argv: string[], out: (s: string) => void = console.
         if (sub !== 'rotate') throw new UsageError(USAGE);
         await migrate(db);
         const kid = await rotateSigningKey(db, new Encryptor(config.encryptionKey), systemClock);
-        out(`new signing key ${kid} is active; previous keys stay in the JWKS until their tokens expire`);
+        out(
+          `new signing key ${kid} is published and signs tokens within ${defaults.keyActivationDelayMs / 1000} s; previous keys stay in the JWKS until their tokens expire`,
+        );
         return 0;
       }
       case 'admin': {

@@ -8,6 +8,7 @@ import type { Clock } from './lib/clock.js';
 import type { Encryptor } from './lib/encryption.js';
 import type { KeyStore } from './oidc/keys.js';
 import type { InvalidationBus } from './events/invalidation.js';
+import type { Metrics } from './ops/metrics.js';
 
 /** Who is calling a REST route. */
 export interface Principal {
@@ -45,6 +46,8 @@ export interface AppContext {
   /** Cross-instance invalidation of the caches of security state (fail closed while it is down). */
   invalidation: InvalidationBus;
   redis?: Redis;
+  /** This instance's Prometheus metrics (served only when METRICS_PORT is set). */
+  metrics: Metrics;
   /** Extension points modules plug into at registration. */
   hooks: {
     apiKeyVerifier?: ApiKeyVerifier;

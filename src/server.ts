@@ -1,20 +1,24 @@
 import { Redis } from 'ioredis';
 import { ensureConsole } from './bootstrap.js';
-import type { Config } from './config/index.js';
+import { type Config, ConfigError } from './config/index.js';
 import type { AppContext } from './context.js';
 import { type DatabaseHandle, type OpenOptions, openDatabase } from './db/index.js';
 import { migrate } from './db/migrate.js';
+import { unreachableDatabase } from './db/unavailable.js';
 import { RateLimits } from './http/rate-limit.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { Encryptor } from './lib/encryption.js';
 import { KeyStore } from './oidc/keys.js';
 import { InvalidationBus } from './events/invalidation.js';
+import { Metrics } from './ops/metrics.js';
 
 export interface ContextOptions extends OpenOptions {
   clock?: Clock;
   /** An already-open database (tests sharing one). */
   database?: DatabaseHandle;
   warn?: (msg: string) => void;
+  /** Progress lines of the start (one per migration applied). */
+  info?: (obj: Record<string, unknown>, msg: string) => void;
 }
 
 /**
@@ -24,8 +28,22 @@ export interface ContextOptions extends OpenOptions {
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
   const clock = opts.clock ?? systemClock;
   const warn = opts.warn ?? ((m: string) => console.warn(m));
-  const database = opts.database ?? (await openDatabase(config, opts));
-  await migrate(database.db);
+  let database: DatabaseHandle | undefined = opts.database;
+  try {
+    if (!database)
+      opts.info?.(
+        { database: config.databaseUrl ? 'postgres' : `embedded in ${config.dataDir}` },
+        'opening the database',
+      );
+    database ??= await openDatabase(config, opts);
+    await migrate(database.db, (version, ms) => opts.info?.({ version, ms }, 'migration applied'));
+  } catch (err) {
+    // A database that cannot be reached is a configuration problem to the operator: one line.
+    const reason = unreachableDatabase(err);
+    if (!reason || !config.databaseUrl) throw err;
+    await database?.close().catch(() => {});
+    throw new ConfigError(`Invalid configuration: DATABASE_URL ${reason}`);
+  }
 
   let redis: Redis | undefined;
   if (config.redisUrl) {
@@ -51,6 +69,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const invalidation = new InvalidationBus(database, config, { warn: (_o, msg) => warn(msg ?? '') });
   await invalidation.start();
 
+  const metrics = new Metrics();
+  metrics.sources.pool = database.pool;
   const encryptor = new Encryptor(config.encryptionKey);
   const keys = new KeyStore(database.db, encryptor, clock, invalidation);
   await keys.ensureKey();
@@ -69,8 +89,10 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       redis,
       config.redisPrefix,
       config.rateLimitIpv6Prefix,
+      (name) => metrics.rateLimited.inc({ limit: name }),
     ),
     redis,
+    metrics,
     hooks: { accessTokenChecks: [], onClose: [] },
   };
 }

@@ -79,6 +79,12 @@ export const defaults = {
   jwksMaxAge: 600,
   /** How stale an instance's copy of the key set may be before it rereads it (milliseconds). */
   keySetRefreshMs: 1000,
+  /**
+   * A new signing key is published in the JWKS at once but signs only this long after it was made
+   * (milliseconds): by then every instance's JWKS has it (two refresh intervals). Found by the chaos
+   * test: signing at once let instance A hand out tokens instance B's JWKS did not list yet.
+   */
+  keyActivationDelayMs: 2000,
   /** Audit log retention by org tier, in days (null: unlimited). */
   auditRetentionDays: { identity: 30, brand: 90, federation: 365, authority: null } as Record<
     string,

@@ -41,12 +41,19 @@ export interface Config {
   webhookAllowPrivateNetworks: boolean;
   webhookRetrySchedule: number[];
   logLevel: string;
+  /** Which requests get a log line: every one, only 4xx/5xx, or none (LOG_REQUESTS). */
+  logRequests: 'all' | 'errors' | 'off';
+  /** Port of the Prometheus `/metrics` listener (on HOST); undefined: no metrics listener. */
+  metricsPort?: number;
   filesBaseUrl: string;
   /** PROVIDER_<TYPE>_<SETTING> values, keyed by lower-case type then camelCase setting. */
   providers: Record<string, ProviderOverrides>;
 }
 
 type Env = Record<string, string | undefined>;
+
+const NODE_ENVS = ['development', 'test', 'production'];
+const LOG_REQUESTS = ['all', 'errors', 'off'];
 
 function fail(name: string, why: string): never {
   throw new ConfigError(`Invalid configuration: ${name} ${why}`);
@@ -151,6 +158,8 @@ function readEncryptionKey(env: Env, nodeEnv: string, dataDir: string, warn: (ms
  */
 export function loadConfig(env: Env = process.env, warn: (msg: string) => void = console.warn): Config {
   const nodeEnv = env.NODE_ENV || 'development';
+  if (!NODE_ENVS.includes(nodeEnv))
+    fail('NODE_ENV', `must be one of ${NODE_ENVS.join(', ')}; got "${nodeEnv}"`);
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '0.0.0.0';
   const baseUrl = url(env, 'BASE_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/+$/, '');
@@ -188,6 +197,17 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
     fail('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent; got "${logLevel}"`);
 
+  const logRequests = (env.LOG_REQUESTS || 'all') as Config['logRequests'];
+  if (!LOG_REQUESTS.includes(logRequests))
+    fail('LOG_REQUESTS', `must be one of ${LOG_REQUESTS.join(', ')}; got "${logRequests}"`);
+
+  let metricsPort: number | undefined;
+  if (env.METRICS_PORT) {
+    metricsPort = int(env, 'METRICS_PORT', 0, 0, 65535);
+    if (metricsPort !== 0 && metricsPort === port)
+      fail('METRICS_PORT', `must differ from PORT (${port}): metrics are never served on the public port`);
+  }
+
   const databaseSchema = env.DATABASE_SCHEMA || undefined;
   if (databaseSchema && !/^[a-z_][a-z0-9_]{0,62}$/.test(databaseSchema))
     fail('DATABASE_SCHEMA', 'must be a lower-case SQL identifier');
@@ -224,6 +244,8 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     webhookAllowPrivateNetworks: bool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     webhookRetrySchedule,
     logLevel,
+    logRequests,
+    metricsPort,
     filesBaseUrl,
     providers,
   };

@@ -16,6 +16,8 @@ export interface DatabaseHandle {
   kind: 'postgres' | 'pglite' | 'pglite-socket';
   /** The embedded engine, when this process owns it (served to the CLI over a Unix socket). */
   pglite?: PGlite;
+  /** The PostgreSQL pool (its usage is a metric). */
+  pool?: pg.Pool;
   close(): Promise<void>;
 }
 
@@ -28,12 +30,21 @@ export function embeddedSocketPath(dataDir: string): string {
 }
 
 function pgPool(connectionString: string | undefined, schema: string | undefined, extra: pg.PoolConfig = {}) {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString,
     max: 10,
+    // A database that does not answer fails the request (503) instead of queueing it forever.
+    connectionTimeoutMillis: 3000,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
     ...extra,
   });
+  // A connection the server closed (restart, failover) is dropped and replaced on next use. pg emits
+  // 'error' on the client, and on the pool for idle ones; a checked-out client has no listener of
+  // the pool's, so without these one restart of PostgreSQL under load ends the process. The query
+  // in flight is rejected all the same (503 to its request).
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return pool;
 }
 
 export interface OpenOptions {
@@ -53,7 +64,7 @@ export async function openDatabase(config: Config, opts: OpenOptions = {}): Prom
         if (!isUniqueViolation(err)) throw err;
       });
     }
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    return { db, kind: 'postgres', pool, close: () => db.destroy() };
   }
   if (opts.preferSocket && existsSync(embeddedSocketPath(config.dataDir))) {
     const pool = pgPool(undefined, undefined, {

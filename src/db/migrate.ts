@@ -22,9 +22,10 @@ export function listMigrations(): Migration[] {
 
 /**
  * Applies pending migrations in order, each in its own transaction, under a session advisory lock
- * so that several instances (or the CLI) never apply one twice. Returns the versions applied.
+ * so that several instances (or the CLI) never apply one twice. Returns the versions applied;
+ * `onApplied` hears of each as it commits (the start logs one line per migration).
  */
-export async function migrate(db: Db): Promise<string[]> {
+export async function migrate(db: Db, onApplied?: (version: string, ms: number) => void): Promise<string[]> {
   return db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK})`.execute(conn);
     try {
@@ -38,11 +39,13 @@ export async function migrate(db: Db): Promise<string[]> {
       const applied: string[] = [];
       for (const m of listMigrations()) {
         if (done.has(m.version)) continue;
+        const started = performance.now();
         await conn.transaction().execute(async (trx) => {
           await sql.raw(m.sql).execute(trx);
           await sql`insert into schema_migrations (version) values (${m.version})`.execute(trx);
         });
         applied.push(m.version);
+        onApplied?.(m.version, Math.round(performance.now() - started));
       }
       return applied;
     } finally {

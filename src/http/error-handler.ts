@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isBadValueError } from '../db/errors.js';
 import { declaredPattern, SAFE_TEXT_PATTERN } from './input-rules.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { ApiError, type FieldError, OAuthError } from './errors.js';
 
 const KEYWORD_CODES: Record<string, string> = {
@@ -73,7 +74,15 @@ export function usesOAuthEnvelope(req: FastifyRequest): boolean {
   return req.url.startsWith('/oauth2/');
 }
 
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The error code sent (REST `error.code` or OAuth `error`), for the request's log line. */
+    errorCode: string | null;
+  }
+}
+
 function sendOAuth(reply: FastifyReply, err: OAuthError) {
+  reply.errorCode = err.error;
   if (err.headers) reply.headers(err.headers);
   reply.header('cache-control', 'no-store');
   const body = { error: err.error, error_description: err.description };
@@ -81,6 +90,7 @@ function sendOAuth(reply: FastifyReply, err: OAuthError) {
 }
 
 function sendRest(reply: FastifyReply, err: ApiError) {
+  reply.errorCode = err.code;
   if (err.headers) reply.headers(err.headers);
   const body: { error: { code: string; message: string; details?: Record<string, unknown> } } = {
     error: { code: err.code, message: err.message },
@@ -126,7 +136,11 @@ export function frameworkErrorHandler(error: FastifyError, req: FastifyRequest, 
   return sendRest(reply, err);
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(
+  app: FastifyInstance,
+  opts: { onNotFound?: (req: FastifyRequest, reply: FastifyReply) => void } = {},
+): void {
+  app.decorateReply('errorCode', null);
   app.setErrorHandler((error: FastifyError & { validationContext?: string }, req, reply) => {
     const oauth = usesOAuthEnvelope(req);
     if (error instanceof OAuthError) {
@@ -155,6 +169,18 @@ export function installErrorHandling(app: FastifyInstance): void {
         ],
       });
     }
+    if (!apiErr && isDatabaseUnavailable(error)) {
+      req.log.warn({ err: error }, 'database unavailable');
+      apiErr = new ApiError(
+        503,
+        'service_unavailable',
+        'the database is unavailable; retry shortly',
+        undefined,
+        {
+          'retry-after': '1',
+        },
+      );
+    }
     if (!apiErr) {
       req.log.error({ err: error }, 'unhandled error');
       if (oauth) return sendOAuth(reply, new OAuthError('server_error', 'internal error', 500));
@@ -162,6 +188,9 @@ export function installErrorHandling(app: FastifyInstance): void {
         reply,
         new ApiError(500, 'internal_error', 'internal error; safe to retry with backoff'),
       );
+    }
+    if (oauth && apiErr.status === 503) {
+      return sendOAuth(reply, new OAuthError('temporarily_unavailable', apiErr.message, 503, apiErr.headers));
     }
     if (oauth && apiErr.status !== 429) {
       const code = apiErr.status >= 500 ? 'server_error' : 'invalid_request';
@@ -177,9 +206,11 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((req, reply) => {
-    return sendRest(
+    const sent = sendRest(
       reply,
       new ApiError(404, 'not_found', `no route for ${req.method} ${req.url.split('?')[0]}`),
     );
+    opts.onNotFound?.(req, reply);
+    return sent;
   });
 }

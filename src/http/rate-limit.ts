@@ -89,6 +89,8 @@ export class RateLimits {
     private readonly redis?: Redis,
     private readonly prefix = 'gatehouse:',
     private readonly ipv6Prefix = 64,
+    /** Told of every refusal (the metrics count them by limit name). */
+    private readonly onRefused?: (name: string) => void,
   ) {}
 
   /**
@@ -139,6 +141,7 @@ export class RateLimits {
     const limit = this.limitOf(spec);
     const now = Date.now();
     const w = this.memory.take(name, spec, key, cost, now);
+    if (w.count > limit) this.onRefused?.(name);
     settle(reply, limit, limit - w.count, w.resetAt - now, spec);
   }
 
@@ -175,6 +178,7 @@ export class RateLimits {
       if (!(e instanceof RateLimiterRes)) throw e;
       res = e;
       refused = true;
+      this.onRefused?.(name);
     }
     settle(reply, limiter.points, refused ? -1 : res.remainingPoints, res.msBeforeNext, spec);
   }

@@ -1,5 +1,6 @@
 import { SignJWT, jwtVerify, type JWTPayload, errors as joseErrors } from 'jose';
 import type { Clock } from '../lib/clock.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { KeyStore } from './keys.js';
 
 /** Signs claims with the active RS256 key. `exp` is set from `ttl` seconds on the injectable clock. */
@@ -50,7 +51,9 @@ export async function verifyJwt(
       },
     );
     return payload as JWTPayload & Record<string, unknown>;
-  } catch {
+  } catch (err) {
+    // The key set could not be read (database down): the token may be fine, so not `invalid_token`.
+    if (isDatabaseUnavailable(err)) throw err;
     return null;
   }
 }

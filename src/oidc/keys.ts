@@ -97,7 +97,10 @@ export class KeyStore {
       (r) => !r.retired_at || r.retired_at.getTime() + defaults.retiredKeyGrace * 1000 > now,
     );
     if (live.length === 0) throw new Error('no signing key; run `gatehouse keys rotate`');
-    const newest = live[0];
+    // Sign with the newest key every instance already publishes: one created less than
+    // keyActivationDelayMs ago may be missing from another instance's JWKS (each rereads the set
+    // once a second), so a verifier would not find it. A lone first key is used at once.
+    const newest = live.find((r) => r.created_at.getTime() + defaults.keyActivationDelayMs <= now) ?? live[0];
     const pem = this.encryptor.decrypt(newest.private_key_enc, `signing-key:${newest.kid}`);
     const privateKey = createPrivateKey(pem);
     const byKid = new Map<string, KeyObject>();
@@ -134,7 +137,15 @@ export class KeyStore {
       this.clock.nowMs() >= s.loadedAt
     )
       return s;
-    return this.reload();
+    try {
+      return await this.reload();
+    } catch (err) {
+      // The database is unreachable: keep signing and verifying with the key set already read (no
+      // rotation can happen meanwhile), and try again after the usual interval, not on every request.
+      if (!s) throw err;
+      this.state = { ...s, loadedAt: this.clock.nowMs() };
+      return this.state;
+    }
   }
 
   /** The key to sign with now. */

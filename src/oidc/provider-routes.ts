@@ -264,6 +264,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // The state names the brand: its error pages carry the brand's logo, colour and support address.
     const page = { brand: await pageBrand(ctx, state.brand_id), locale: requestLocale(req) };
     const fail = async (reason: ProviderFailure, claimedExternalId?: string) => {
+      ctx.metrics.signIn(state.provider, 'failed');
       await recordFailedSignIn(ctx, req, {
         provider: state.provider,
         userId: loaded.row.user_id,

@@ -130,8 +130,10 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
           );
         return reply.redirect(outcome.location, 302);
       }
-      if (wantsJson(req))
+      if (wantsJson(req)) {
+        reply.errorCode = outcome.error;
         return reply.code(400).send({ error: outcome.error, error_description: outcome.description });
+      }
       // The redirect URI is not trusted here, but a known client's brand themes the page.
       const query = req.query as Record<string, string | string[]>;
       const clientId = typeof query.client_id === 'string' ? query.client_id : undefined;

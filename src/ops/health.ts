@@ -7,7 +7,7 @@ import { ErrorEnvelope } from '../http/schemas.js';
 const doc = routeDoc('Operations');
 const Status = Type.Object({ status: Type.Literal('ok') });
 
-/** /healthz: the process answers. /readyz: the database answers too. */
+/** /healthz: the process answers. /readyz: the database answers too. Neither is logged nor counted. */
 export const healthRoutes: FastifyPluginAsync = async (app) => {
   app.get(
     '/healthz',
@@ -37,7 +37,8 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
         await sql`select 1`.execute(app.ctx.db);
         return { status: 'ok' };
       } catch (err) {
-        req.log.warn({ err }, 'readiness check failed');
+        req.log.warn({ err: (err as Error).message }, 'readiness check failed');
+        reply.errorCode = 'service_unavailable';
         return reply
           .code(503)
           .send({ error: { code: 'service_unavailable', message: 'database unreachable' } });

@@ -37,6 +37,7 @@ export async function completeProviderSignIn(
     await recordActivity(trx, ctx.clock, { userId, type: 'sign_in', provider: input.provider, ...meta });
     return { userId, session, authTime };
   });
+  ctx.metrics.signIn(input.provider, 'succeeded');
   setSessionCookie(ctx, reply, client.brandId, outcome.session.token);
   const signedIn: LoadedInteraction = {
     ...loaded,

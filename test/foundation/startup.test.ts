@@ -69,7 +69,7 @@ describe('startup', () => {
     const app = await buildApp(ctx, { logStream: { write: (l: string) => void lines.push(l) } });
     try {
       await app.inject({
-        url: '/healthz?code=supersecretcode',
+        url: '/.well-known/openid-configuration?code=supersecretcode',
         headers: { authorization: 'Bearer supersecrettoken', cookie: 'gh_session=supersecretcookie' },
       });
       const text = lines.join('');
@@ -77,6 +77,7 @@ describe('startup', () => {
       assert.ok(!text.includes('supersecret'), text);
       const entry = JSON.parse(lines[0]);
       assert.ok(entry.reqId, 'each line carries the request id');
+      assert.equal(entry.route, '/.well-known/openid-configuration');
     } finally {
       if (env.DATABASE_SCHEMA)
         await sql`drop schema if exists ${sql.id(env.DATABASE_SCHEMA)} cascade`.execute(ctx.db);

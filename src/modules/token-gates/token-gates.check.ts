@@ -250,8 +250,11 @@ export class GateChecker {
   readonly gates: GateLookupCache;
   readonly balances: BalanceCache;
   private readonly inflight = new Map<string, Promise<BalanceEntry>>();
-  /** Chain reads started, and checks that joined a read already under way instead of starting one. */
-  readonly stats = { reads: 0, joined: 0 };
+  /**
+   * Chain reads started, checks that joined a read already under way instead of starting one, and
+   * checks answered from the balance cache (plain counts: the metrics read them at scrape time).
+   */
+  readonly stats = { reads: 0, joined: 0, hits: 0 };
   private readonly unsubscribe: Array<() => void>;
 
   constructor(
@@ -273,6 +276,8 @@ export class GateChecker {
       ctx.invalidation.on('gate', (id) => this.gates.invalidateGate(id)),
       ctx.invalidation.on('gateOrg', (id) => this.gates.invalidateOrg(id)),
     ];
+    const stats = this.stats;
+    ctx.metrics.sources.gateChecks = () => ({ hit: stats.hits, miss: stats.reads + stats.joined });
   }
 
   close(): void {
@@ -294,6 +299,7 @@ export class GateChecker {
     if (!gate.enabled) return { result: DISABLED };
     const entry = this.balances.get(gate.mintAddress, walletAddress);
     if (entry === undefined || entry instanceof Promise) return undefined;
+    this.stats.hits++;
     return { result: decide(entry, gate.minHoldings), ageSeconds: this.ageOf(entry) };
   }
 
@@ -315,8 +321,10 @@ export class GateChecker {
     let ageSeconds: number | undefined;
     let entry = refresh ? undefined : this.balances.get(gate.mintAddress, walletAddress);
     if (entry instanceof Promise) entry = await entry;
-    if (entry) ageSeconds = this.ageOf(entry);
-    else entry = await this.fetch(walletAddress, gate.mintAddress);
+    if (entry) {
+      this.stats.hits++;
+      ageSeconds = this.ageOf(entry);
+    } else entry = await this.fetch(walletAddress, gate.mintAddress);
     return { result: decide(entry, gate.minHoldings), ageSeconds };
   }
 
@@ -344,9 +352,13 @@ export class GateChecker {
 
   private async read(wallet: string, mint: string): Promise<BalanceEntry> {
     let balance: Awaited<ReturnType<SolanaRpc['getTokenBalance']>>;
+    const started = performance.now();
     try {
       balance = await this.rpc.getTokenBalance(wallet, mint);
+      this.ctx.metrics.rpcLatency.observe({ outcome: 'ok' }, (performance.now() - started) / 1000);
     } catch (err) {
+      const outcome = err instanceof SolanaRpcTimeoutError ? 'timeout' : 'error';
+      this.ctx.metrics.rpcLatency.observe({ outcome }, (performance.now() - started) / 1000);
       // The message names the method and the node's answer, never the RPC URL (it may hold a key).
       this.log.warn({ err: (err as Error).message }, 'token-gate balance lookup failed');
       if (err instanceof SolanaRpcTimeoutError)

@@ -393,3 +393,22 @@ export async function autoDisable(trx: Trx, webhookId: string, now: Date): Promi
     .where('id', '=', webhookId)
     .execute();
 }
+
+/**
+ * The queue as a metric: deliveries waiting for an attempt (retries scheduled included), and how
+ * late the oldest due one is (0 when the worker keeps up). Reads the partial index of pending rows.
+ */
+export async function webhookQueueStats(
+  db: Db,
+  now: Date,
+): Promise<{ depth: number; oldestAgeSeconds: number }> {
+  const r = await sql<{ depth: number; oldest: Date | null }>`
+    select count(*)::int as depth, min(next_attempt_at) filter (where next_attempt_at <= ${now}) as oldest
+      from webhook_deliveries where status = 'pending'`.execute(db);
+  const row = r.rows[0];
+  const oldest = row?.oldest ? new Date(row.oldest).getTime() : null;
+  return {
+    depth: row?.depth ?? 0,
+    oldestAgeSeconds: oldest === null ? 0 : Math.max(0, (now.getTime() - oldest) / 1000),
+  };
+}

@@ -22,6 +22,7 @@ import {
   WebhookWithSecret,
 } from './webhooks.schemas.js';
 import * as service from './webhooks.service.js';
+import { webhookQueueStats } from './webhooks.queries.js';
 import { WebhookWorker, type WorkerLog } from './worker.js';
 import { routeDoc } from '../../http/route-doc.js';
 
@@ -203,6 +204,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
   setEventInterest(service.webhookInterest);
   ctx.hooks.onClose.push(service.followWebhookChanges(ctx.invalidation));
   const worker = webhookWorker(ctx, app.log);
+  ctx.metrics.sources.webhookQueue = () => webhookQueueStats(ctx.db, ctx.clock.now());
   app.addHook('onReady', async () => worker.start());
   app.addHook('onClose', async () => worker.close());
   await app.register(scopedRoutes({ admin: false }), { prefix: '/identity/organizations/:orgSlug/webhooks' });

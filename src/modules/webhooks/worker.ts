@@ -217,10 +217,16 @@ export class WebhookWorker {
         { id: a.id, event: a.event, body: a.body, secret: this.secretOf(a) },
         this.ctx.clock.nowSec(),
       );
+      const started = performance.now();
       result = await this.client.send(a.url, headers, a.body);
+      this.ctx.metrics.webhookLatency.observe(
+        { outcome: result.status },
+        (performance.now() - started) / 1000,
+      );
     } catch {
       result = { status: 'failed_network', responseCode: null, responseBodyExcerpt: null };
     }
+    this.ctx.metrics.webhookAttempts.inc({ outcome: result.status });
     await this.record(a, result);
     return result;
   }
@@ -354,7 +360,12 @@ export class WebhookWorker {
       }
     } catch (err) {
       this.unlisten = null;
-      this.log?.warn({ err }, 'webhook worker: cannot listen for notifications; polling only');
+      this.log?.warn({ err }, 'webhook worker: cannot listen for notifications; polling until it can');
+      // The database may be restarting: listen again later instead of polling for the rest of the run.
+      if (this.running && database.kind === 'postgres')
+        setTimeout(() => {
+          if (this.running && !this.unlisten) void this.subscribe();
+        }, 5000).unref();
     }
   }
 }

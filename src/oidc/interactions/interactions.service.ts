@@ -239,6 +239,7 @@ export async function verifyWallet(
     await recordActivity(trx, ctx.clock, { userId, type: 'sign_in', provider: WALLET_PROVIDER, ...meta });
     return { userId, session, authTime };
   });
+  ctx.metrics.signIn('wallet', 'error' in outcome ? 'failed' : 'succeeded');
   if ('error' in outcome) {
     const known = isSolanaLike(body.address) ? await findWalletOwner(ctx.db, body.address) : null;
     if (known) {

@@ -228,6 +228,7 @@ export function sendErrorPage(
   title?: string,
   opts: ErrorPageOptions = {},
 ): FastifyReply {
+  reply.errorCode = error; // the request's log line names it
   const t = translator(opts.locale ?? 'en');
   const heading = title ?? t('errorPage.title');
   const message = friendlyMessage(status, error, description, t);

@@ -32,5 +32,7 @@ export async function tokenEndpoint(
   const client = await authenticateClient(ctx, req, body, { idOnly: grant.clientIdOnly });
   if (!client.allowedGrantTypes.includes(grant.name))
     throw new OAuthError('unauthorized_client', 'this client may not use this grant type');
-  return grant.handler({ ctx, req, client, body });
+  const response = await grant.handler({ ctx, req, client, body });
+  ctx.metrics.tokensIssued.inc({ grant: grant.name, app: client.clientId });
+  return response;
 }
