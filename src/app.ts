@@ -8,6 +8,7 @@ import type { AppContext } from './context.js';
 import { makeAjv } from './http/ajv.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { lazyChildLoggerFactory } from './http/logger.js';
+import { consoleRoutes } from './console/console.routes.js';
 import { brandsModule } from './modules/brands/brands.plugin.js';
 import { filesRoutes } from './modules/files/files.routes.js';
 import { usersRoutes } from './modules/users/users.routes.js';
@@ -122,6 +123,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(brandsModule);
   await app.register(tokenGatesRoutes);
   await app.register(usersRoutes);
+  await app.register(consoleRoutes);
 
   if (opts.ownsContext !== false) app.addHook('onClose', async () => closeContext(ctx));
   return app;
