@@ -3,4 +3,7 @@ import './styles.css';
 import { render } from 'preact';
 import { App } from './app.js';
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+// The static "Loading" line of index.html gives way to the app.
+root.replaceChildren();
+render(<App />, root);

@@ -7,7 +7,7 @@ import { Confirm, Empty, Field, FormProblem, GuardedButton, LoadError, Loading }
 import { ImageUpload } from '../components/upload.js';
 import { useAction, useLoad } from '../hooks.js';
 import { fullOrder } from '../lib/providers.js';
-import { slugFromName, slugProblem } from '../lib/slug.js';
+import { slugProblem } from '../lib/slug.js';
 import { useOrg } from '../session.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: API shapes come from the generated client
@@ -237,12 +237,6 @@ export function CreateBrand() {
               (action.problem?.status === 409 ? action.problem.message : null)
             }
             onInput={(e) => setSlug((e.target as HTMLInputElement).value)}
-            onFocus={(e) => {
-              const name = (
-                (e.target as HTMLInputElement).form?.elements.namedItem('name') as HTMLInputElement
-              )?.value;
-              if (!slug && name) setSlug(slugFromName(name));
-            }}
           />
         }
         onSubmit={async (v) => {
