@@ -82,7 +82,7 @@ export async function checkScreen(page: Page, name: string): Promise<void> {
     const wide =
       overflow > 1
         ? await page.evaluate(() =>
-            [...document.querySelectorAll('body *')]
+            Array.from(document.querySelectorAll('body *'))
               .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
               .filter((e) => !e.closest('.table-wrap'))
               .slice(0, 8)
