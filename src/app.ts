@@ -10,6 +10,7 @@ import { installErrorHandling } from './http/error-handler.js';
 import { lazyChildLoggerFactory } from './http/logger.js';
 import { consoleRoutes } from './console/console.routes.js';
 import { brandsModule } from './modules/brands/brands.plugin.js';
+import { invitationAcceptRoutes } from './modules/invitations/invitations.routes.js';
 import { filesRoutes } from './modules/files/files.routes.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
@@ -120,6 +121,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   });
   await app.register(webhooksRoutes);
   await app.register(orgsRoutes);
+  await app.register(invitationAcceptRoutes);
   await app.register(brandsModule);
   await app.register(tokenGatesRoutes);
   await app.register(usersRoutes);

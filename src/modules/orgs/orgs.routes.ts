@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { invitationsRoutes } from '../invitations/invitations.routes.js';
 import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { requireSystemPermission, systemPermissions } from '../../http/permissions.js';
@@ -51,6 +52,7 @@ const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, 
   await app.register(rolesRoutes, scoped);
   await app.register(membersRoutes, scoped);
   await app.register(auditLogRoutes, scoped);
+  await app.register(invitationsRoutes, scoped);
 };
 
 /** Organizations, their roles and members, the audit log, and the admin mirror of all of it. */
