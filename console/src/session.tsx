@@ -1,9 +1,9 @@
 import { createContext, type ComponentChildren } from 'preact';
-import { useContext, useMemo } from 'preact/hooks';
+import { useContext, useMemo, useState } from 'preact/hooks';
 import { api, unwrap } from './api.js';
 import { useLoad } from './hooks.js';
 import { permissionsOf, type RoleLike } from './lib/permissions.js';
-import { missingReason } from './lib/problems.js';
+import { ApiProblem, missingReason } from './lib/problems.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: API shapes come from the generated client
 type Json = any;
@@ -46,6 +46,7 @@ export interface OrgState {
   org: Json;
   roles: RoleLike[];
   members: Json[] | null;
+  membersProblem?: ApiProblem;
   perms: Set<string> | null;
   /** Why the user cannot do what `permission` allows, or null when they can (or it is unknown). */
   deny: (permission: string) => string | null;
@@ -73,22 +74,48 @@ export function loadOrg(slug: string, myId: string) {
       unwrap(api.GET('/identity/organizations/{orgSlug}/roles', { params: { path } })).catch(() => ({
         items: [],
       })),
-      unwrap(api.GET('/identity/organizations/{orgSlug}/members', { params: { path } })).catch(() => null),
+      unwrap(api.GET('/identity/organizations/{orgSlug}/members', { params: { path } })).catch(
+        (e: ApiProblem) => e,
+      ),
     ]);
-    const mine = members?.items.find((m: Json) => m.userId === myId);
+    const list = members instanceof ApiProblem ? null : members.items;
+    const mine = list?.find((m: Json) => m.userId === myId);
     const perms = mine
       ? permissionsOf(
           mine.roles.map((r: Json) => r.id),
           roles.items,
         )
       : null;
-    return { org, roles: roles.items as RoleLike[], members: members?.items ?? null, perms };
+    return {
+      org,
+      roles: roles.items as RoleLike[],
+      members: list,
+      membersProblem: members instanceof ApiProblem ? members : undefined,
+      perms,
+    };
   };
+}
+
+type OrgData = Awaited<ReturnType<ReturnType<typeof loadOrg>>>;
+
+/** Moving between an org's screens reuses what was loaded a moment ago (the org read limit is 60/min). */
+const FRESH_MS = 30_000;
+const orgCache = new Map<string, { at: number; data: Promise<OrgData> }>();
+
+function cachedOrg(slug: string, myId: string, force: boolean): Promise<OrgData> {
+  const key = `${myId}/${slug}`;
+  const hit = orgCache.get(key);
+  if (!force && hit && Date.now() - hit.at < FRESH_MS) return hit.data;
+  const data = loadOrg(slug, myId)();
+  orgCache.set(key, { at: Date.now(), data });
+  data.catch(() => orgCache.delete(key));
+  return data;
 }
 
 export function OrgProvider({ slug, children }: { slug: string; children: ComponentChildren }) {
   const { me } = useSession();
-  const loaded = useLoad(loadOrg(slug, me.id), [slug, me.id]);
+  const [force, setForce] = useState(0);
+  const loaded = useLoad(() => cachedOrg(slug, me.id, force > 0), [slug, me.id, force]);
   const value = useMemo<OrgState | null>(() => {
     if (!loaded.data) return null;
     const perms = loaded.data.perms;
@@ -96,9 +123,9 @@ export function OrgProvider({ slug, children }: { slug: string; children: Compon
       slug,
       ...loaded.data,
       deny: (p: string) => (perms && !perms.has(p) ? missingReason([p]) : null),
-      reload: loaded.reload,
+      reload: async () => setForce((n) => n + 1),
     };
-  }, [loaded.data, loaded.reload, slug]);
+  }, [loaded.data, slug]);
   if (loaded.error && !loaded.data)
     return (
       <p role="alert" class="form-error">

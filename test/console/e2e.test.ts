@@ -26,8 +26,12 @@ describe('the console in a browser', () => {
     execFileSync(process.execPath, ['scripts/build-console.mjs'], { stdio: 'inherit' });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    // The browser checks token times against its own clock, so the issuer's starts at real time.
-    t = await buildTestApp({ env: { BASE_URL: base }, clock: new ManualClock(new Date()) });
+    // The browser checks token times against its own clock, so the issuer's starts at real time. A
+    // test clicks faster than a person: the org read limit (60/min) is raised for it.
+    t = await buildTestApp({
+      env: { BASE_URL: base, RATE_LIMIT_MULTIPLIER: '10' },
+      clock: new ManualClock(new Date()),
+    });
     await t.app.listen({ port, host: '127.0.0.1' });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     owner = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -171,7 +175,81 @@ describe('the console in a browser', () => {
     await checkScreen(page, 'connections');
   });
 
+  it('invites a member by link; the invitee accepts in another browser and sees edit actions disabled', async () => {
+    await page.goto(`${base}${orgUrl}/members`);
+    await page.getByRole('heading', { name: 'Members' }).waitFor();
+    await page.getByText('No pending invitations.').waitFor();
+    await checkScreen(page, 'members');
+    await page
+      .getByRole('group', { name: 'Roles of the new member' })
+      .getByRole('checkbox', { name: 'Member' })
+      .check();
+    await page.getByRole('button', { name: 'Create invitation link' }).click();
+    const url = (await page.getByTestId('invitation-url').textContent())!.trim();
+    assert.match(url, new RegExp(`^${base}/console/invitations/accept#token=ghinv_`));
+    await page.getByRole('button', { name: /^Revoke the invitation for Member/ }).waitFor();
+    assert.equal(await page.getByText('No pending invitations.').count(), 0);
+    await checkScreen(page, 'members-invited');
+
+    const invitee = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await injectWallet(invitee);
+    const other = await invitee.newPage();
+    watchPage(other, problems);
+    await other.goto(url);
+    await signInThroughHostedPage(other);
+    await other.getByRole('heading', { name: 'Join an organization' }).waitFor();
+    await checkScreen(other, 'invitation-accept');
+    await other.getByRole('button', { name: 'Accept invitation' }).click();
+    await other.getByRole('heading', { name: 'Acme Corp', level: 1 }).waitFor();
+    const save = other.getByRole('button', { name: 'Save settings' });
+    assert.ok(await save.isDisabled());
+    assert.equal(
+      await save.getAttribute('aria-describedby').then((id) => other.locator(`[id="${id}"]`).textContent()),
+      'Needs the permission org.edit.',
+    );
+    assert.ok(await other.getByRole('button', { name: 'Delete organization' }).isDisabled());
+    await checkScreen(other, 'member-org-settings');
+    await other.goto(`${base}${orgUrl}/brands/acme-shop`);
+    await other.getByRole('heading', { name: 'Acme Shop', level: 1 }).waitFor();
+    assert.ok(await other.getByRole('button', { name: 'Save brand' }).isDisabled());
+    assert.ok(await other.getByLabel('Name').isDisabled());
+    await other.goto(`${base}${orgUrl}/brands/acme-shop/apps`);
+    await other.getByRole('link', { name: 'Storefront' }).waitFor();
+    assert.ok(await other.getByRole('button', { name: 'Create app' }).isDisabled());
+    await checkScreen(other, 'member-apps');
+    await invitee.close();
+
+    await page.reload();
+    await page.getByText('No pending invitations.').waitFor();
+    const others = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader') })
+      .filter({ hasNotText: '(you)' });
+    assert.equal(await others.count(), 1, 'the invitee is a member now');
+    assert.match((await others.textContent()) ?? '', /Member/);
+  });
+
+  it('shows roles: built-in ones read-only, a custom role built from permission checkboxes grouped by resource', async () => {
+    await page.getByRole('navigation', { name: 'Organization' }).getByRole('link', { name: 'Roles' }).click();
+    await page.getByRole('heading', { name: 'Roles' }).waitFor();
+    await page.getByText('Owner (built-in, read-only)').click();
+    const ownerBoxes = page.locator('details[open] input[type=checkbox]');
+    assert.ok((await ownerBoxes.count()) >= 10);
+    assert.ok(await ownerBoxes.first().isDisabled());
+    await page.getByLabel('Role name').last().fill('Support');
+    const create = page.locator('form').last();
+    await create
+      .getByRole('group', { name: 'members' })
+      .getByRole('checkbox', { name: 'org.members.view' })
+      .check();
+    await create.getByRole('button', { name: 'Create role' }).click();
+    await page.getByText('Support', { exact: true }).waitFor();
+    await checkScreen(page, 'roles');
+  });
+
   it('a reload keeps the user signed in, on the same screen', async () => {
+    await page.goto(`${base}${orgUrl}/brands/acme-shop/connections`);
+    await page.getByRole('heading', { name: 'Connections' }).waitFor();
     const here = page.url();
     await page.reload();
     await page.getByRole('heading', { name: 'Connections' }).waitFor();

@@ -17,8 +17,16 @@ import { useOrg, useSession } from '../session.js';
 // biome-ignore lint/suspicious/noExplicitAny: API shapes come from the generated client
 type Json = any;
 
-const display = (m: Json) =>
-  m.user?.username ?? ([m.user?.firstName, m.user?.lastName].filter(Boolean).join(' ') || m.userId);
+/** A member's name: username, else their name, else their primary wallet (shortened), else the id. */
+const display = (m: Json) => {
+  const u = m.user ?? {};
+  const wallet = u.userPublicKeys?.find((k: Json) => k.isPrimary)?.address ?? u.userPublicKeys?.[0]?.address;
+  return (
+    u.username ??
+    ([u.firstName, u.lastName].filter(Boolean).join(' ') ||
+      (wallet ? `${wallet.slice(0, 4)}…${wallet.slice(-4)}` : m.userId))
+  );
+};
 
 function MemberRow({ m, onChange }: { m: Json; onChange: () => Promise<void> }) {
   const o = useOrg();
@@ -148,7 +156,12 @@ function Invitations() {
   const o = useOrg();
   const path = { orgSlug: o.slug };
   const list = useLoad(
-    () => unwrap(api.GET('/identity/organizations/{orgSlug}/invitations', { params: { path } })),
+    () =>
+      unwrap(
+        api.GET('/identity/organizations/{orgSlug}/invitations', {
+          params: { path, query: { status: 'pending' } },
+        }),
+      ),
     [o.slug],
   );
   const create = useAction();
@@ -180,21 +193,23 @@ function Invitations() {
         <fieldset disabled={Boolean(deny)}>
           <fieldset>
             <legend>Roles of the new member</legend>
-            {o.roles.map((r) => (
-              <label key={r.id}>
-                <input
-                  type="checkbox"
-                  name="roleIds"
-                  checked={roleIds.includes(r.id)}
-                  onChange={() =>
-                    setRoleIds(
-                      roleIds.includes(r.id) ? roleIds.filter((x) => x !== r.id) : [...roleIds, r.id],
-                    )
-                  }
-                />
-                {r.name}
-              </label>
-            ))}
+            {o.roles
+              .filter((r) => !(r.isBuiltIn && r.name === 'Owner'))
+              .map((r) => (
+                <label key={r.id}>
+                  <input
+                    type="checkbox"
+                    name="roleIds"
+                    checked={roleIds.includes(r.id)}
+                    onChange={() =>
+                      setRoleIds(
+                        roleIds.includes(r.id) ? roleIds.filter((x) => x !== r.id) : [...roleIds, r.id],
+                      )
+                    }
+                  />
+                  {r.name}
+                </label>
+              ))}
             {create.problem?.fields.roleIds && (
               <small class="field-error">{create.problem.fields.roleIds}</small>
             )}
@@ -289,7 +304,7 @@ export function Members() {
     return (
       <>
         <h1>Members</h1>
-        <LoadError problem={{ status: 403, missing: ['org.members.view'], message: '' } as never} />
+        {o.membersProblem && <LoadError problem={o.membersProblem} />}
       </>
     );
   return (
