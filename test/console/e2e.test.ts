@@ -175,6 +175,33 @@ describe('the console in a browser', () => {
     await checkScreen(page, 'connections');
   });
 
+  it('an expired session sends the user back through the sign-in and returns them where they were', async () => {
+    // Capture the tokens the console holds in memory, then end everything: revoke both at the
+    // issuer and drop the hosted session cookie.
+    let tokens: { access_token: string; refresh_token: string } | undefined;
+    const onToken = async (r: import('playwright-core').Response) => {
+      if (new URL(r.url()).pathname === '/oauth2/token' && r.ok()) tokens = await r.json();
+    };
+    page.on('response', onToken);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Connections' }).waitFor();
+    page.off('response', onToken);
+    assert.ok(tokens?.access_token && tokens.refresh_token);
+    for (const token of [tokens.access_token, tokens.refresh_token]) {
+      const res = await fetch(`${base}/oauth2/revoke`, {
+        method: 'POST',
+        body: new URLSearchParams({ token, client_id: 'console' }),
+      });
+      assert.equal(res.status, 200);
+    }
+    await owner.clearCookies();
+    await page.getByRole('navigation', { name: 'Brand' }).getByRole('link', { name: 'Scopes' }).click();
+    await page.waitForURL(/\/signin\//);
+    await page.getByRole('button', { name: 'Continue with a Solana wallet' }).click();
+    await page.waitForURL((u) => u.pathname === `${orgUrl}/brands/acme-shop/scopes`);
+    await page.getByRole('rowheader', { name: 'orders:read' }).waitFor();
+  });
+
   it('invites a member by link; the invitee accepts in another browser and sees edit actions disabled', async () => {
     await page.goto(`${base}${orgUrl}/members`);
     await page.getByRole('heading', { name: 'Members' }).waitFor();
