@@ -30,7 +30,7 @@ export function SessionProvider({
 }) {
   const me = useLoad(() => unwrap(api.GET('/users/me', {})), []);
   const orgs = useLoad(
-    () => unwrap(api.GET('/identity/organizations', { params: { query: { limit: 100 } } })),
+    () => unwrap(api.GET('/identity/organizations', { params: { query: { limit: 100, offset: 0 } } })),
     [],
   );
   const value = useMemo<Session | null>(
@@ -74,9 +74,11 @@ export function loadOrg(slug: string, myId: string) {
       unwrap(api.GET('/identity/organizations/{orgSlug}/roles', { params: { path } })).catch(() => ({
         items: [],
       })),
-      unwrap(api.GET('/identity/organizations/{orgSlug}/members', { params: { path } })).catch(
-        (e: ApiProblem) => e,
-      ),
+      unwrap(
+        api.GET('/identity/organizations/{orgSlug}/members', {
+          params: { path, query: { limit: 200, offset: 0 } },
+        }),
+      ).catch((e: ApiProblem) => e),
     ]);
     const list = members instanceof ApiProblem ? null : members.items;
     const mine = list?.find((m: Json) => m.userId === myId);

@@ -61,6 +61,8 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
     return reply.type('text/html; charset=utf-8').send(html);
   };
 
-  app.get('/console', async (_req, reply) => reply.redirect('/console/', 302));
-  app.get('/console/*', async (_req, reply) => sendIndex(reply));
+  // Hosted pages, not API operations: left out of the OpenAPI document.
+  const page = { schema: { hide: true } };
+  app.get('/console', page, async (_req, reply) => reply.redirect('/console/', 302));
+  app.get('/console/*', page, async (_req, reply) => sendIndex(reply));
 };

@@ -5,10 +5,10 @@ import { METHOD_LABELS, move } from '../lib/providers.js';
  * The order of the sign-in methods: drag and drop with a pointer, or the move buttons with the
  * keyboard (each announces the new position).
  */
-export function OrderEditor(props: {
-  order: string[];
+export function OrderEditor<T extends string>(props: {
+  order: T[];
   disabled: boolean;
-  onChange: (order: string[]) => void;
+  onChange: (order: T[]) => void;
 }) {
   const [dragging, setDragging] = useState<number | null>(null);
   const [said, setSaid] = useState('');

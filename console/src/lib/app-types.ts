@@ -1,7 +1,13 @@
 /** What each app type starts with in the create form: the interface's defaults, per type. */
 export type AppType = 'web' | 'spa' | 'native' | 'm2m' | 'agent';
 
-export const GRANT_LABELS: Record<string, string> = {
+export type GrantType =
+  | 'authorization_code'
+  | 'refresh_token'
+  | 'client_credentials'
+  | 'urn:ietf:params:oauth:grant-type:device_code';
+
+export const GRANT_LABELS: Record<GrantType, string> = {
   authorization_code: 'Authorization code',
   refresh_token: 'Refresh token',
   client_credentials: 'Client credentials',
@@ -12,7 +18,7 @@ export interface AppTypeDefaults {
   label: string;
   hint: string;
   isConfidential: boolean;
-  grants: string[];
+  grants: GrantType[];
   scopes: string[];
   needsRedirectUris: boolean;
 }

@@ -9,9 +9,11 @@ export const SIGN_IN_METHODS = [
   'x',
   'telegram',
   'matrica',
-];
+] as const;
+export type SignInMethod = (typeof SIGN_IN_METHODS)[number];
+export type ProviderType = Exclude<SignInMethod, 'solana'>;
 
-export const PROVIDER_TYPES = SIGN_IN_METHODS.filter((m) => m !== 'solana');
+export const PROVIDER_TYPES = SIGN_IN_METHODS.filter((m): m is ProviderType => m !== 'solana');
 
 /** The labels the hosted sign-in page uses for its buttons. */
 export const METHOD_LABELS: Record<string, string> = {
@@ -27,8 +29,8 @@ export const METHOD_LABELS: Record<string, string> = {
 };
 
 /** The brand's order first, then every other method, so the editor always shows all of them. */
-export function fullOrder(order: string[]): string[] {
-  const known = order.filter((m) => SIGN_IN_METHODS.includes(m));
+export function fullOrder(order: readonly string[]): SignInMethod[] {
+  const known = order.filter((m): m is SignInMethod => (SIGN_IN_METHODS as readonly string[]).includes(m));
   return [...new Set([...known, ...SIGN_IN_METHODS])];
 }
 

@@ -16,6 +16,7 @@ import {
   APP_TYPE_DEFAULTS,
   type AppType,
   GRANT_LABELS,
+  type GrantType,
   openidClientSnippet,
   parseUriList,
 } from '../lib/app-types.js';
@@ -40,7 +41,12 @@ function useBrandPath() {
 export function Apps() {
   const { o, params, path } = useBrandPath();
   const apps = useLoad(
-    () => unwrap(api.GET('/identity/organizations/{orgSlug}/brands/{brandSlug}/apps', { params: { path } })),
+    () =>
+      unwrap(
+        api.GET('/identity/organizations/{orgSlug}/brands/{brandSlug}/apps', {
+          params: { path, query: { limit: 100, offset: 0 } },
+        }),
+      ),
     [path.orgSlug, path.brandSlug],
   );
   const deny = o.deny('org.apps.edit');
@@ -113,7 +119,7 @@ interface AppSettings {
   name: string;
   description: string;
   redirectUris: string;
-  grants: string[];
+  grants: GrantType[];
   scopes: string[];
 }
 
@@ -126,7 +132,7 @@ function AppSettingsFields(props: {
   problem?: ApiProblem;
 }) {
   const { v, set } = props;
-  const toggle = (list: string[], item: string) =>
+  const toggle = <T,>(list: T[], item: T) =>
     list.includes(item) ? list.filter((x) => x !== item) : [...list, item];
   return (
     <>
@@ -161,7 +167,7 @@ function AppSettingsFields(props: {
       )}
       <fieldset>
         <legend>Grant types</legend>
-        {Object.entries(GRANT_LABELS).map(([g, label]) => (
+        {(Object.entries(GRANT_LABELS) as [GrantType, string][]).map(([g, label]) => (
           <label key={g}>
             <input
               type="checkbox"
@@ -328,7 +334,7 @@ export function AppDetail() {
     name: a.name,
     description: a.description ?? '',
     redirectUris: a.redirectUris.join('\n'),
-    grants: a.allowedGrantTypes,
+    grants: a.allowedGrantTypes as GrantType[],
     scopes: a.allowedScopes,
   };
   const issuer = window.location.origin;

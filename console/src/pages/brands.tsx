@@ -6,7 +6,7 @@ import { SigninPreview } from '../components/signin-preview.js';
 import { Confirm, Empty, Field, FormProblem, GuardedButton, LoadError, Loading } from '../components/ui.js';
 import { ImageUpload } from '../components/upload.js';
 import { useAction, useLoad } from '../hooks.js';
-import { fullOrder } from '../lib/providers.js';
+import { fullOrder, type SignInMethod } from '../lib/providers.js';
 import { slugProblem } from '../lib/slug.js';
 import { useOrg } from '../session.js';
 
@@ -48,7 +48,11 @@ export function Brands() {
   const o = useOrg();
   const brands = useLoad(
     () =>
-      unwrap(api.GET('/identity/organizations/{orgSlug}/brands', { params: { path: { orgSlug: o.slug } } })),
+      unwrap(
+        api.GET('/identity/organizations/{orgSlug}/brands', {
+          params: { path: { orgSlug: o.slug }, query: { limit: 100, offset: 0 } },
+        }),
+      ),
     [o.slug],
   );
   const deny = o.deny('org.brands.edit');
@@ -99,7 +103,7 @@ interface BrandValues {
   privacyPolicyUrl: string;
   termsUrl: string;
   logo: { id: string; url: string } | null;
-  order: string[];
+  order: SignInMethod[];
 }
 
 const valuesOf = (b: Json | undefined): BrandValues => ({

@@ -11,7 +11,7 @@ import {
   Loading,
 } from '../components/ui.js';
 import { useAction, useLoad } from '../hooks.js';
-import { PROVIDER_TYPES } from '../lib/providers.js';
+import { PROVIDER_TYPES, type ProviderType } from '../lib/providers.js';
 import { useOrg } from '../session.js';
 import { BrandNav } from './brands.js';
 
@@ -93,7 +93,7 @@ export function Connections() {
       ),
     [o.slug, params.brand],
   );
-  const [type, setType] = useState('google');
+  const [type, setType] = useState<ProviderType>('google');
   const [values, setValues] = useState<Record<string, string>>({});
   const put = useAction();
   const row = useAction();
@@ -214,7 +214,7 @@ export function Connections() {
               name="type"
               value={type}
               onChange={(e) => {
-                setType((e.target as HTMLSelectElement).value);
+                setType((e.target as HTMLSelectElement).value as ProviderType);
                 setValues({});
               }}
             >

@@ -113,7 +113,9 @@ export function Scopes() {
   const apps = useLoad(
     () =>
       unwrap(
-        api.GET('/identity/organizations/{orgSlug}/brands/{brandSlug}/apps', { params: { path } }),
+        api.GET('/identity/organizations/{orgSlug}/brands/{brandSlug}/apps', {
+          params: { path, query: { limit: 100, offset: 0 } },
+        }),
       ).catch(() => ({ items: [] })),
     [o.slug, params.brand],
   );
