@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifySchema } from 'fastify';
 
 /** Where `scripts/build-console.mjs` writes the bundle. */
 export const CONSOLE_DIST = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'console', 'dist');
@@ -62,7 +62,7 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
   };
 
   // Hosted pages, not API operations: left out of the OpenAPI document.
-  const page = { schema: { hide: true } };
+  const page = { schema: { hide: true } as FastifySchema };
   app.get('/console', page, async (_req, reply) => reply.redirect('/console/', 302));
   app.get('/console/*', page, async (_req, reply) => sendIndex(reply));
 };

@@ -59,21 +59,39 @@ export function watchPage(page: Page, problems: string[]): void {
 }
 
 /**
- * An axe-core scan of the screen (no serious or critical violation), and screenshots at 1280 and
- * 390 px into test-artifacts/console/.
+ * An axe-core scan of the screen in the dark and light schemes (no serious or critical violation),
+ * no sideways scrolling at 390 px, and screenshots at 1280 and 390 px into test-artifacts/console/.
  */
 export async function checkScreen(page: Page, name: string): Promise<void> {
   await page.evaluate(AXE);
+  // Both colour schemes (prefers-color-scheme): each must pass the contrast rules.
+  for (const scheme of ['dark', 'light'] as const) {
+    // Reduced motion: the styling system's colour transitions would otherwise be scanned half-way.
+    await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' });
+    await scan(page, `${name} (${scheme})`);
+    if (scheme === 'dark') {
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, `${name}-dark-1280.png`), fullPage: true });
+    }
+  }
+  await shoot(page, name);
+}
+
+async function scan(page: Page, name: string): Promise<void> {
   const violations = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: any[] }> } }).axe;
     const r = await axe.run({ resultTypes: ['violations'] });
     return r.violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
       .map(
-        (v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`,
+        (v) =>
+          `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n: any) => `${n.target.join(' ')}: ${n.failureSummary ?? ''}`).join(', ')}`,
       );
   });
   assert.deepEqual(violations, [], `axe on ${name}`);
+}
+
+async function shoot(page: Page, name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const size = page.viewportSize() ?? { width: 1280, height: 800 };
   for (const width of [1280, 390]) {

@@ -138,7 +138,7 @@ describe('console: the brand editor', () => {
     const order = fullOrder(['google', 'solana', 'bogus']);
     assert.deepEqual(order.slice(0, 2), ['google', 'solana']);
     assert.equal(order.length, SIGN_IN_METHODS.length);
-    assert.ok(!order.includes('bogus'));
+    assert.ok(!(order as string[]).includes('bogus'));
   });
   it('moves an item (drag and drop, or the buttons), ignoring moves out of range', () => {
     assert.deepEqual(move(['a', 'b', 'c'], 2, 0), ['c', 'a', 'b']);
