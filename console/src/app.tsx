@@ -47,7 +47,6 @@ function useBoot(): [Boot, (b: Boot) => void] {
         setBoot({ state: 'signed-out', message: e.message }),
       );
     }
-    // biome-ignore lint/correctness/useExhaustiveDependencies: once per load
   }, []);
   return [boot, setBoot];
 }

@@ -28,7 +28,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     } finally {
       if (mine === seq.current) setLoading(false);
     }
-    // biome-ignore lint/correctness/useExhaustiveDependencies: the caller's deps decide
   }, deps);
   useEffect(() => {
     void run();

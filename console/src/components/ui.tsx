@@ -162,7 +162,7 @@ export function Confirm(props: {
           />
         )}
         <FormProblem problem={props.problem} />
-        <footer>
+        <footer class="dialog-actions">
           <button type="button" class="secondary" onClick={props.onCancel}>
             Cancel
           </button>

@@ -3,8 +3,7 @@
  * `state` or stored value can never turn the callback into an open redirect.
  */
 export function safeReturnTo(value: string | null | undefined): string {
-  if (!value || !value.startsWith('/console') || value.startsWith('//')) return '/console/';
-  if (/^\/console(\/|\?|#|$)/.test(value) === false) return '/console/';
+  if (!value || !/^\/console(\/|\?|#|$)/.test(value)) return '/console/';
   if (value.startsWith('/console/callback')) return '/console/';
   if (/[\\\s]/.test(value)) return '/console/';
   return value;
