@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -20,8 +21,11 @@ import { wellKnownRoutes } from './oidc/discovery.js';
 import { providerRoutes } from './oidc/provider-routes.js';
 import { signinRoutes } from './oidc/signin-routes.js';
 import { tokenRoutes } from './oidc/token-routes.js';
+import { installOpenApi } from './openapi/plugin.js';
 import { healthRoutes } from './ops/health.js';
 import { closeContext } from './server.js';
+
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
 const REDACT = [
   'req.headers.authorization',
@@ -105,6 +109,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     done();
   });
 
+  // Before any route: it collects every route for GET /openapi.json.
+  installOpenApi(app, { version, baseUrl: ctx.config.baseUrl });
   await app.register(formbody);
 
   await app.register(healthRoutes);

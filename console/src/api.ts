@@ -1,6 +1,5 @@
-import createClient from 'openapi-fetch';
+import { createGatehouseClient } from '@gatehouse/client';
 import { accessToken, sessionExpired } from './auth.js';
-import type { paths } from './api-types.js';
 import { ApiProblem, toProblem } from './lib/problems.js';
 
 /**
@@ -26,10 +25,8 @@ async function authorizedFetch(request: Request): Promise<Response> {
   return second;
 }
 
-export const api = createClient<paths>({
-  baseUrl: window.location.origin,
-  fetch: authorizedFetch,
-});
+/** The typed client of `clients/typescript` (@gatehouse/client); tokens are added by `authorizedFetch`. */
+export const api = createGatehouseClient({ baseUrl: window.location.origin, fetch: authorizedFetch });
 
 interface Result<T> {
   data?: T;

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext, Principal } from '../context.js';
 import { verifyJwt } from '../oidc/jwt.js';
 import { invalidToken, unauthorized } from './errors.js';
+import { documentGuard } from './route-doc.js';
 
 /** User API keys start with this marker so a leaked key is recognisable (DESIGN.md §4). */
 export const API_KEY_PREFIX = 'ghsk_';
@@ -49,18 +50,21 @@ export async function verifyConsoleToken(ctx: AppContext, token: string): Promis
 
 /** preHandler for REST routes: no credentials → 401 `unauthorized`; bad credentials → 401 `invalid_token`. */
 export function authenticate(ctx: AppContext) {
-  return async function authenticateRequest(req: FastifyRequest): Promise<void> {
-    const token = bearer(req);
-    if (!token) throw unauthorized();
-    let principal: Principal | null = null;
-    if (token.startsWith(API_KEY_PREFIX)) {
-      principal = ctx.hooks.apiKeyVerifier ? await ctx.hooks.apiKeyVerifier(token, req) : null;
-    } else {
-      principal = await verifyConsoleToken(ctx, token);
-    }
-    if (!principal) throw invalidToken();
-    req.principal = principal;
-  };
+  return documentGuard(
+    async function authenticateRequest(req: FastifyRequest): Promise<void> {
+      const token = bearer(req);
+      if (!token) throw unauthorized();
+      let principal: Principal | null = null;
+      if (token.startsWith(API_KEY_PREFIX)) {
+        principal = ctx.hooks.apiKeyVerifier ? await ctx.hooks.apiKeyVerifier(token, req) : null;
+      } else {
+        principal = await verifyConsoleToken(ctx, token);
+      }
+      if (!principal) throw invalidToken();
+      req.principal = principal;
+    },
+    { kind: 'bearer' },
+  );
 }
 
 /** The authenticated principal of a route that ran `authenticate`. */

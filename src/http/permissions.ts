@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import type { OrgRow } from '../db/types.js';
 import { forbidden, notFound } from './errors.js';
 import { principalOf } from './auth.js';
+import { documentGuard } from './route-doc.js';
 
 /** Every org permission. `org.read` is implied by membership. */
 export const ORG_PERMISSIONS = [
@@ -141,30 +142,34 @@ export async function findActiveOrgBySlug(ctx: AppContext, slug: string): Promis
  */
 export function orgGuards(ctx: AppContext, opts: { admin?: boolean } = {}) {
   return function requirePermission(permission: OrgPermission) {
-    return async function orgPermissionGuard(req: FastifyRequest): Promise<void> {
-      const principal = principalOf(req);
-      const { orgSlug } = req.params as { orgSlug?: string };
-      const org = orgSlug ? await findActiveOrgBySlug(ctx, orgSlug) : undefined;
-      if (opts.admin) {
-        const needed = req.method === 'GET' || req.method === 'HEAD' ? 'admin.orgs.view' : 'admin.orgs.edit';
-        const sys = await systemPermissions(ctx, principal.userId);
-        if (!sys.has(needed)) throw forbidden(needed);
-        if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, needed))
-          throw forbidden(needed, 'the API key scopes do not allow this');
+    return documentGuard(
+      async function orgPermissionGuard(req: FastifyRequest): Promise<void> {
+        const principal = principalOf(req);
+        const { orgSlug } = req.params as { orgSlug?: string };
+        const org = orgSlug ? await findActiveOrgBySlug(ctx, orgSlug) : undefined;
+        if (opts.admin) {
+          const needed =
+            req.method === 'GET' || req.method === 'HEAD' ? 'admin.orgs.view' : 'admin.orgs.edit';
+          const sys = await systemPermissions(ctx, principal.userId);
+          if (!sys.has(needed)) throw forbidden(needed);
+          if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, needed))
+            throw forbidden(needed, 'the API key scopes do not allow this');
+          if (!org) throw notFound('organization');
+          req.org = org;
+          req.orgPermissions = new Set(ORG_PERMISSIONS);
+          return;
+        }
         if (!org) throw notFound('organization');
+        const perms = await memberPermissions(ctx, org.id, principal.userId);
+        if (!perms) throw notFound('organization');
+        if (!perms.has(permission)) throw forbidden(permission);
+        if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, permission))
+          throw forbidden(permission, 'the API key scopes do not allow this');
         req.org = org;
-        req.orgPermissions = new Set(ORG_PERMISSIONS);
-        return;
-      }
-      if (!org) throw notFound('organization');
-      const perms = await memberPermissions(ctx, org.id, principal.userId);
-      if (!perms) throw notFound('organization');
-      if (!perms.has(permission)) throw forbidden(permission);
-      if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, permission))
-        throw forbidden(permission, 'the API key scopes do not allow this');
-      req.org = org;
-      req.orgPermissions = perms;
-    };
+        req.orgPermissions = perms;
+      },
+      { kind: 'orgPermission', permission, admin: !!opts.admin },
+    );
   };
 }
 
@@ -176,11 +181,14 @@ export function apiKeyAllows(scopes: string[], permission: string): boolean {
 
 /** preHandler for system routes (`/admin/...`, user lookups). */
 export function requireSystemPermission(ctx: AppContext, permission: AdminPermission) {
-  return async function systemPermissionGuard(req: FastifyRequest): Promise<void> {
-    const principal = principalOf(req);
-    const sys = await systemPermissions(ctx, principal.userId);
-    if (!sys.has(permission)) throw forbidden(permission);
-    if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, permission))
-      throw forbidden(permission, 'the API key scopes do not allow this');
-  };
+  return documentGuard(
+    async function systemPermissionGuard(req: FastifyRequest): Promise<void> {
+      const principal = principalOf(req);
+      const sys = await systemPermissions(ctx, principal.userId);
+      if (!sys.has(permission)) throw forbidden(permission);
+      if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, permission))
+        throw forbidden(permission, 'the API key scopes do not allow this');
+    },
+    { kind: 'systemPermission', permission },
+  );
 }

@@ -8,6 +8,7 @@ import {
 } from 'rate-limiter-flexible';
 import { type RateLimitName, rateLimits } from '../config/defaults.js';
 import { ApiError } from './errors.js';
+import { documentGuard } from './route-doc.js';
 
 export interface LimitSpec {
   points: number;
@@ -187,7 +188,7 @@ export class RateLimits {
   ): preHandlerHookHandler {
     const self = this;
     const limit = spec ?? rateLimits[name];
-    return function rateLimitGuard(req, reply, done) {
+    const guard: preHandlerHookHandler = function rateLimitGuard(req, reply, done) {
       const k = self.enabled ? key(req) : undefined;
       if (k === undefined) return done();
       if (!self.redis) {
@@ -200,6 +201,7 @@ export class RateLimits {
       }
       self.consumeRedis(name, k, reply, limit, 1).then(() => done(), done);
     };
+    return documentGuard(guard, { kind: 'rateLimit', name, points: limit.points, duration: limit.duration });
   }
 }
 

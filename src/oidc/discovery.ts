@@ -1,6 +1,49 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
 import { defaults } from '../config/defaults.js';
 import type { Config } from '../config/index.js';
+import { routeDoc } from '../http/route-doc.js';
+import { ErrorEnvelope } from '../http/schemas.js';
+
+const doc = routeDoc('Discovery');
+const Url = Type.String({ format: 'uri' });
+
+/** The discovery document as described (the route sends a pre-serialised string). */
+const DiscoverySchema = Type.Object(
+  {
+    issuer: Url,
+    authorization_endpoint: Url,
+    token_endpoint: Url,
+    userinfo_endpoint: Url,
+    revocation_endpoint: Url,
+    introspection_endpoint: Url,
+    jwks_uri: Url,
+    device_authorization_endpoint: Url,
+    response_types_supported: Type.Array(Type.String()),
+    grant_types_supported: Type.Array(Type.String()),
+    code_challenge_methods_supported: Type.Array(Type.String()),
+    id_token_signing_alg_values_supported: Type.Array(Type.String()),
+    token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+    scopes_supported: Type.Array(Type.String()),
+    subject_types_supported: Type.Array(Type.String()),
+    claims_supported: Type.Array(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
+const JwksSchema = Type.Object({
+  keys: Type.Array(
+    Type.Object(
+      {
+        kty: Type.String(),
+        kid: Type.String(),
+        use: Type.Optional(Type.String()),
+        alg: Type.Optional(Type.String()),
+      },
+      { additionalProperties: true },
+    ),
+  ),
+});
 
 export const GRANT_TYPES = [
   'authorization_code',
@@ -61,20 +104,40 @@ export const wellKnownRoutes: FastifyPluginAsync = async (app) => {
   const discovery = JSON.stringify(discoveryDocument(ctx.config));
   const limit = ctx.rateLimits.guard('wellKnown', (req) => req.ip);
 
-  app.get('/.well-known/openid-configuration', { preHandler: limit }, async (_req, reply) => {
-    reply
-      .header('content-type', 'application/json; charset=utf-8')
-      .header('cache-control', `public, max-age=${defaults.discoveryMaxAge}`)
-      .header('access-control-allow-origin', '*');
-    return reply.send(discovery);
-  });
+  app.get(
+    '/.well-known/openid-configuration',
+    {
+      schema: {
+        ...doc('getOpenIdConfiguration', 'OpenID Connect discovery'),
+        response: { 200: DiscoverySchema, 429: ErrorEnvelope },
+      },
+      preHandler: limit,
+    },
+    async (_req, reply) => {
+      reply
+        .header('content-type', 'application/json; charset=utf-8')
+        .header('cache-control', `public, max-age=${defaults.discoveryMaxAge}`)
+        .header('access-control-allow-origin', '*');
+      return reply.send(discovery);
+    },
+  );
 
-  app.get('/.well-known/jwks.json', { preHandler: limit }, async (_req, reply) => {
-    const body = await ctx.keys.jwks();
-    reply
-      .header('content-type', 'application/json; charset=utf-8')
-      .header('cache-control', `public, max-age=${defaults.jwksMaxAge}`)
-      .header('access-control-allow-origin', '*');
-    return reply.send(body);
-  });
+  app.get(
+    '/.well-known/jwks.json',
+    {
+      schema: {
+        ...doc('getJwks', 'The public keys that sign tokens (JWKS)'),
+        response: { 200: JwksSchema, 429: ErrorEnvelope },
+      },
+      preHandler: limit,
+    },
+    async (_req, reply) => {
+      const body = await ctx.keys.jwks();
+      reply
+        .header('content-type', 'application/json; charset=utf-8')
+        .header('cache-control', `public, max-age=${defaults.jwksMaxAge}`)
+        .header('access-control-allow-origin', '*');
+      return reply.send(body);
+    },
+  );
 };

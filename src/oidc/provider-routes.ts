@@ -33,6 +33,7 @@ import { PROVIDER_TYPES, type ProviderType } from '../providers/types.js';
 import { browserMatches, clearBindingCookie } from './interactions/binding.js';
 import { type LoadedInteraction, loadInteraction } from './interactions/interactions.service.js';
 import { sendErrorPage, sendExpiredSigninPage } from './pages/html.js';
+import { routeDoc } from '../http/route-doc.js';
 
 const ProviderTypeSchema = Type.Enum([...PROVIDER_TYPES]);
 const InteractionProviderParams = Type.Object({
@@ -108,7 +109,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/interactions/:id/providers/:type',
     {
-      schema: { params: InteractionProviderParams, response: { ...Page, 429: ErrorEnvelope } },
+      schema: { hide: true, params: InteractionProviderParams, response: { ...Page, 429: ErrorEnvelope } },
       preHandler: ctx.rateLimits.guard('providerStart', (req) => req.ip),
     },
     async (req, reply) => {
@@ -300,6 +301,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   const callbackSchema = {
     params: CallbackParams,
+    hide: true,
     response: { ...Page, 409: Type.String() },
   };
   app.get(
@@ -320,6 +322,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         params: Type.Object({ oauthCallbackId: CallbackParams.properties.oauthCallbackId }),
+        hide: true,
         querystring: Type.Object({ binding: Type.String({ minLength: 1, maxLength: 200 }) }),
         response: Page,
       },
@@ -352,6 +355,10 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/users/me/authentication-providers/:type/link',
     {
       schema: {
+        ...routeDoc('Users')('linkAuthenticationProvider', 'Start linking a sign-in provider to the caller', {
+          description:
+            'Answers the provider URL to send the browser to; the link completes on the provider callback.',
+        }),
         params: Type.Object({ type: ProviderTypeSchema }),
         response: {
           200: Type.Object({ authorizationUrl: Type.String() }),

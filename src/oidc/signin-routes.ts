@@ -18,6 +18,36 @@ import {
 import { sweepExpiredSignin } from './interactions/sweep.js';
 import { sendErrorPage, sendExpiredSigninPage } from './pages/html.js';
 import { renderSigninPage } from './pages/signin-page.js';
+import { routeDoc } from '../http/route-doc.js';
+
+const oauth = routeDoc('OAuth');
+const interaction = routeDoc('Interactions');
+const device = routeDoc('Device');
+
+/** The query of /oauth2/authorize as documented (the handler reads the raw query). */
+const AuthorizeQuery = Type.Object({
+  response_type: Type.Literal('code'),
+  client_id: Type.String(),
+  redirect_uri: Type.String(),
+  scope: Type.String({ description: 'space-separated; must include `openid`' }),
+  state: Type.Optional(Type.String()),
+  nonce: Type.Optional(Type.String()),
+  code_challenge: Type.Optional(
+    Type.String({ description: 'base64url SHA-256 of the verifier; required for public apps' }),
+  ),
+  code_challenge_method: Type.Optional(Type.Literal('S256')),
+  prompt: Type.Optional(Type.String({ description: 'none, login, consent or select_account' })),
+  login_hint: Type.Optional(Type.String()),
+  provider: Type.Optional(Type.String({ description: 'skip the method choice and go to this provider' })),
+});
+
+/** An OAuth error as JSON, or the error page a browser sees. */
+const OAuthErrorOrPage = Type.Unsafe<unknown>({
+  content: {
+    'application/json': { schema: OAuthErrorBody },
+    'text/html': { schema: Type.String() },
+  },
+});
 
 const InteractionId = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9]{1,64}$' }) });
 
@@ -62,9 +92,14 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/oauth2/authorize',
     {
       schema: {
+        ...oauth('authorize', 'Start a sign-in (OAuth 2.0 authorization code with PKCE)', {
+          docQuery: AuthorizeQuery,
+          description:
+            'Redirects (302) to the hosted sign-in, or back to `redirect_uri` with `code` and `state` (or an OAuth error). An unknown client or redirect URI is never redirected: 400, as JSON when the caller asks for it, else an HTML page. Public apps must send PKCE (`S256`).',
+        }),
         // Parsed from the raw query by the handler, so duplicates can be refused.
         querystring: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
-        response: { 302: Type.Null(), 400: OAuthErrorBody, 429: OAuthErrorBody },
+        response: { 302: Type.Null(), 400: OAuthErrorOrPage, 429: OAuthErrorBody },
       },
       preHandler: ctx.rateLimits.guard('authorize', (req) => req.ip),
     },
@@ -86,6 +121,10 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/interactions/:id',
     {
       schema: {
+        ...interaction('getInteraction', 'What a sign-in in progress asks for (headless sign-in)', {
+          description:
+            'For a sign-in UI of your own: the brand, the app, the scopes and the sign-in methods.',
+        }),
         params: InteractionId,
         response: { 200: InteractionViewSchema, ...errorResponses(400, 404) },
       },
@@ -106,6 +145,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       ...walletPost,
       schema: {
+        ...interaction('createInteractionWalletChallenge', 'A message for the wallet to sign'),
         params: InteractionId,
         body: Type.Object(
           { address: Type.String({ minLength: 1, maxLength: 64 }) },
@@ -127,6 +167,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       ...walletPost,
       schema: {
+        ...interaction('verifyInteractionWallet', 'Sign in with the signed challenge'),
         params: InteractionId,
         body: Type.Object(
           {
@@ -157,6 +198,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       ...jsonPost,
       schema: {
+        ...interaction('decideInteractionConsent', 'Allow or deny the scopes the app asks for'),
         params: InteractionId,
         body: Type.Object(
           { decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]) },
@@ -176,6 +218,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/signin/:id',
     {
       schema: {
+        hide: true,
         params: InteractionId,
         // `error`: why an upstream provider sent the browser back (see PROVIDER_ERROR_MESSAGES).
         querystring: Type.Object({ error: Type.Optional(Type.String({ maxLength: 64 })) }),
@@ -204,6 +247,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/device',
     {
       schema: {
+        hide: true,
         querystring: Type.Object({ user_code: Type.Optional(Type.String({ maxLength: 64 })) }),
         response: { ...HtmlOrRedirect, 429: ErrorEnvelope },
       },
@@ -224,6 +268,16 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
       {
         onRequest: sameOrigin,
         schema: {
+          ...device(
+            `${decision}Device`,
+            `${decision === 'approve' ? 'Approve' : 'Deny'} a device sign-in by its user code`,
+            {
+              consumes: ['application/json', 'application/x-www-form-urlencoded'],
+              description:
+                'For a signed-in browser (the session cookie). A form post (the hosted page) answers an HTML page; JSON answers `{ status }`.',
+              rateLimits: ['deviceUserCode'],
+            },
+          ),
           body: DeviceBody,
           response: {
             200: Type.Union([Type.Object({ status: Type.String() }), Type.String()]),

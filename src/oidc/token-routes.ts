@@ -11,6 +11,9 @@ import { revocationCheck, sweepExpired } from './revocation.js';
 import { revokeToken } from './revoke.js';
 import { tokenEndpoint } from './token/index.js';
 import { userinfo } from './userinfo.js';
+import { routeDoc } from '../http/route-doc.js';
+
+const oauth = routeDoc('OAuth');
 
 /** A form field: one string (a repeated field arrives as an array and is refused, RFC 6749 §3.2). */
 const Field = Type.String({ maxLength: 4096 });
@@ -119,7 +122,20 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/oauth2/token',
     {
-      schema: { body: TokenBody, response: { 200: TokenResponse, ...oauthErrors } },
+      schema: {
+        ...oauth(
+          'token',
+          'Exchange a code, a refresh token, client credentials or a device code for tokens',
+          {
+            auth: 'client',
+            consumes: ['application/x-www-form-urlencoded'],
+            description:
+              'Grant types: `authorization_code` (with `code_verifier`), `refresh_token` (rotated on use; a reused one revokes the grant), `client_credentials` (confidential apps) and `urn:ietf:params:oauth:grant-type:device_code`. OAuth errors: `invalid_request`, `invalid_client` (401), `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`, `authorization_pending`, `slow_down`, `expired_token`, `access_denied`.',
+          },
+        ),
+        body: TokenBody,
+        response: { 200: TokenResponse, ...oauthErrors },
+      },
       preValidation: formOnly,
       // Device polling is paced per device code (interval, slow_down), not per client.
       preHandler: ctx.rateLimits.guard('token', (req) =>
@@ -135,7 +151,15 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/oauth2/revoke',
     {
-      schema: { body: TokenOnlyBody, response: { 200: Type.String({ maxLength: 0 }), ...oauthErrors } },
+      schema: {
+        ...oauth('revokeToken', 'Revoke a refresh or access token (RFC 7009)', {
+          auth: 'client',
+          consumes: ['application/x-www-form-urlencoded'],
+          description: 'Answers 200 with an empty body whether or not the token was known.',
+        }),
+        body: TokenOnlyBody,
+        response: { 200: Type.String({ maxLength: 0 }), ...oauthErrors },
+      },
       preValidation: formOnly,
       preHandler: ctx.rateLimits.guard('revoke', byClient),
     },
@@ -149,7 +173,16 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/oauth2/introspect',
     {
-      schema: { body: TokenOnlyBody, response: { 200: IntrospectionResponse, ...oauthErrors } },
+      schema: {
+        ...oauth('introspectToken', 'Introspect a token (RFC 7662)', {
+          auth: 'client',
+          consumes: ['application/x-www-form-urlencoded'],
+          description:
+            'An app sees only its own tokens (and its brand\'s); anything else is `{ "active": false }`.',
+        }),
+        body: TokenOnlyBody,
+        response: { 200: IntrospectionResponse, ...oauthErrors },
+      },
       preValidation: formOnly,
       preHandler: ctx.rateLimits.guard('introspect', byClient),
     },
@@ -163,7 +196,16 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/oauth2/device/authorize',
     {
-      schema: { body: DeviceBody, response: { 200: DeviceResponse, ...oauthErrors } },
+      schema: {
+        ...oauth('deviceAuthorize', 'Start a device sign-in (RFC 8628)', {
+          auth: 'client',
+          consumes: ['application/x-www-form-urlencoded'],
+          description:
+            'Answers `device_code`, `user_code` and the verification URIs; poll `/oauth2/token` with the device code.',
+        }),
+        body: DeviceBody,
+        response: { 200: DeviceResponse, ...oauthErrors },
+      },
       preValidation: formOnly,
       preHandler: ctx.rateLimits.guard('deviceAuthorize', byClient),
     },
@@ -173,12 +215,23 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  const userinfoSchema = { response: { 200: UserinfoResponse, 401: ErrorEnvelope, 429: ErrorEnvelope } };
   for (const method of ['GET', 'POST'] as const) {
     app.route({
       method,
       url: '/userinfo',
-      schema: userinfoSchema,
+      schema: {
+        ...oauth(
+          `${method === 'GET' ? 'get' : 'post'}Userinfo`,
+          "The signed-in user's claims (OpenID Connect UserInfo)",
+          {
+            auth: 'accessToken',
+            rateLimits: ['userinfo'],
+            description:
+              "Claims by the token's scopes: `sub`; `profile` adds the username and picture; `wallet` the wallets.",
+          },
+        ),
+        response: { 200: UserinfoResponse, 401: ErrorEnvelope, 429: ErrorEnvelope },
+      },
       handler: async (req, reply) => {
         const body = await userinfo(ctx, req, reply);
         return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(body);

@@ -122,6 +122,11 @@ describe('the console in a browser', () => {
     assert.ok(await page.getByRole('radio', { name: /Web app/ }).isChecked());
     assert.ok(await page.getByRole('checkbox', { name: 'Authorization code' }).isChecked());
     await page.getByLabel('Name').fill('Storefront');
+    // The API's field error appears at its field.
+    await page.getByLabel('Redirect URIs').fill('http://shop.acme.example/callback');
+    await page.getByRole('button', { name: 'Create app' }).click();
+    await page.getByText('must be an HTTPS URL').waitFor();
+    assert.equal(await page.getByLabel('Redirect URIs').getAttribute('aria-invalid'), 'true');
     await page.getByLabel('Redirect URIs').fill('https://shop.acme.example/callback');
     await checkScreen(page, 'app-create');
     await page.getByRole('button', { name: 'Create app' }).click();
@@ -160,6 +165,18 @@ describe('the console in a browser', () => {
     await page.getByRole('button', { name: 'Add scope' }).click();
     await page.getByRole('rowheader', { name: 'orders:read' }).waitFor();
     await checkScreen(page, 'scopes');
+  });
+
+  it('a scope an app allows cannot be deleted: the 409 names the app', async () => {
+    await page.getByRole('navigation', { name: 'Brand' }).getByRole('link', { name: 'Apps' }).click();
+    await page.getByRole('link', { name: 'Storefront' }).click();
+    await page.getByRole('checkbox', { name: 'orders:read' }).check();
+    await page.getByRole('button', { name: 'Save app' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await page.getByRole('navigation', { name: 'Brand' }).getByRole('link', { name: 'Scopes' }).click();
+    await page.getByRole('button', { name: 'Delete scope orders:read' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Used by apps Storefront' }).waitFor();
+    await checkScreen(page, 'scope-in-use');
   });
 
   it('adds a Google connection and shows its callback URL to register', async () => {

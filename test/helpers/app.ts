@@ -11,12 +11,18 @@ import { ManualClock } from '../../src/lib/clock.js';
 import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
 import { signJwt } from '../../src/oidc/jwt.js';
 import { closeContext, createContext } from '../../src/server.js';
+import { ResponseContract } from './contract.js';
 
 export interface TestApp {
   app: FastifyInstance;
   ctx: AppContext;
   clock: ManualClock;
-  /** Stops the app and drops what the run created (the PGlite instance or the Postgres schema). */
+  /** Every response checked against /openapi.json (see test/helpers/contract.ts). */
+  contract: ResponseContract;
+  /**
+   * Stops the app and drops what the run created (the PGlite instance or the Postgres schema); then
+   * fails when any response of the app did not match the OpenAPI document.
+   */
   close(): Promise<void>;
 }
 
@@ -61,17 +67,22 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const shared = !!opts.shareWith && !config.databaseUrl;
   const app = await buildApp(ctx, { ownsContext: false, logStream: opts.logStream });
   if (opts.routes) await opts.routes(app);
+  const contract = new ResponseContract();
+  contract.install(app);
   await app.ready();
+  await contract.load(app);
   return {
     app,
     ctx,
     clock,
+    contract,
     async close() {
       await app.close();
       if (config.databaseUrl && !opts.shareWith) {
         await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(ctx.db);
       }
       await closeContext(ctx, { keepDatabase: shared });
+      contract.assertClean();
     },
   };
 }

@@ -7,8 +7,7 @@ import { type TestApp, buildTestApp } from '../helpers/app.js';
 import { type SeededClient, seedClient } from '../helpers/signin.js';
 import { createTestWallet } from '../helpers/wallet.js';
 import { freePort } from '../helpers/net.js';
-
-const CHROMIUM = '/usr/bin/chromium';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/browser.js';
 
 let t: TestApp;
 let base: string;
@@ -110,15 +109,7 @@ describe('end to end over HTTP with openid-client as the relying party', () => {
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
+      args: CHROMIUM_ARGS,
     });
     try {
       const wallet = createTestWallet();

@@ -5,17 +5,7 @@ import { type Browser, chromium } from 'playwright-core';
 import { authorizeQuery, seedClient, type SeededClient } from '../helpers/signin.js';
 import { providerWorld, type ProviderWorld } from './setup.js';
 import { freePort } from '../helpers/net.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/browser.js';
 
 describe('hosted sign-in page with upstream providers, in headless Chromium', () => {
   let w: ProviderWorld;
@@ -34,7 +24,7 @@ describe('hosted sign-in page with upstream providers, in headless Chromium', ()
       redirectUris: [`${w.mock.url}/app/callback`],
       brand: { providerOrder: ['discord', 'google', 'solana', 'apple'] },
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   });
   after(async () => {
     await browser?.close();

@@ -4,6 +4,9 @@ import { authErrors } from '../../http/schemas.js';
 import { requireAccessToken, requireKeyScope } from '../users/users.guards.js';
 import { ApiKeyCreated, ApiKeyList, ApiKeyParams, ApiKeyView, CreateApiKeyBody } from './api-keys.schemas.js';
 import { createApiKey, listKeys, revokeKey } from './api-keys.service.js';
+import { routeDoc } from '../../http/route-doc.js';
+
+const doc = routeDoc('API keys');
 
 /** User API keys: created and revoked with an access token, listed without the key. */
 export const apiKeysRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -13,7 +16,11 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/users/me/api-keys',
     {
-      schema: { body: CreateApiKeyBody, response: { 201: ApiKeyCreated, ...authErrors } },
+      schema: {
+        ...doc('createApiKey', 'Create a user API key (the key is shown once)'),
+        body: CreateApiKeyBody,
+        response: { 201: ApiKeyCreated, ...authErrors },
+      },
       preHandler: [authenticate(ctx), requireAccessToken, ctx.rateLimits.guard('apiKeyCreate', byUser)],
     },
     async (req, reply) => {
@@ -25,7 +32,10 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/users/me/api-keys',
     {
-      schema: { response: { 200: ApiKeyList, ...authErrors } },
+      schema: {
+        ...doc('listApiKeys', "List the caller's API keys (without the keys)"),
+        response: { 200: ApiKeyList, ...authErrors },
+      },
       preHandler: [
         authenticate(ctx),
         requireKeyScope('users:read'),
@@ -38,7 +48,11 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/users/me/api-keys/:id',
     {
-      schema: { params: ApiKeyParams, response: { 200: ApiKeyView, ...authErrors } },
+      schema: {
+        ...doc('revokeApiKey', 'Revoke an API key'),
+        params: ApiKeyParams,
+        response: { 200: ApiKeyView, ...authErrors },
+      },
       preHandler: [authenticate(ctx), requireAccessToken, ctx.rateLimits.guard('usersMeWrite', byUser)],
     },
     async (req) => revokeKey(ctx, principalOf(req).userId, req.params.id),

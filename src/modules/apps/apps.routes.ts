@@ -15,6 +15,9 @@ import {
   RotatedSecret,
 } from './apps.schemas.js';
 import { createApp, deleteApp, getApp, listApps, rotateSecret, updateApp } from './apps.service.js';
+import { routeDoc } from '../../http/route-doc.js';
+
+const doc = routeDoc('Apps');
 
 /** Apps (OAuth clients) of a brand. Reads need `org.apps.view`, writes `org.apps.edit`. */
 export const appsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app, opts) => {
@@ -26,6 +29,7 @@ export const appsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app
     base,
     {
       schema: {
+        ...doc('createApp', 'Create an app (OAuth client) in a brand'),
         params: BrandParams,
         body: AppCreateBody,
         response: { 201: AppCreated, ...authErrors, ...errorResponses(409) },
@@ -42,7 +46,12 @@ export const appsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app
   app.get(
     base,
     {
-      schema: { params: BrandParams, querystring: AppListQuery, response: { 200: AppList, ...authErrors } },
+      schema: {
+        ...doc('listApps', "List a brand's apps"),
+        params: BrandParams,
+        querystring: AppListQuery,
+        response: { 200: AppList, ...authErrors },
+      },
       preHandler: guard.read('org.apps.view'),
     },
     async (req) => listApps(ctx, req.org, req.params.brandSlug, req.query),
@@ -51,7 +60,7 @@ export const appsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app
   app.get(
     `${base}/:clientId`,
     {
-      schema: { params: AppParams, response: { 200: App, ...authErrors } },
+      schema: { ...doc('getApp', 'Get an app'), params: AppParams, response: { 200: App, ...authErrors } },
       preHandler: guard.read('org.apps.view'),
     },
     async (req) => getApp(ctx, req.org, req.params.brandSlug, req.params.clientId),
@@ -61,6 +70,7 @@ export const appsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app
     `${base}/:clientId`,
     {
       schema: {
+        ...doc('updateApp', 'Update an app'),
         params: AppParams,
         body: AppPatchBody,
         response: { 200: App, ...authErrors, ...errorResponses(422) },
@@ -74,7 +84,11 @@ export const appsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app
   app.post(
     `${base}/:clientId/rotate-secret`,
     {
-      schema: { params: AppParams, response: { 200: RotatedSecret, ...authErrors, ...errorResponses(422) } },
+      schema: {
+        ...doc('rotateAppSecret', "Rotate a confidential app's client secret"),
+        params: AppParams,
+        response: { 200: RotatedSecret, ...authErrors, ...errorResponses(422) },
+      },
       preHandler: guard.write('org.apps.edit'),
     },
     async (req, reply) =>
@@ -94,7 +108,11 @@ export const appsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app
   app.delete(
     `${base}/:clientId`,
     {
-      schema: { params: AppParams, response: { 204: Type.Null(), ...authErrors, ...errorResponses(422) } },
+      schema: {
+        ...doc('deleteApp', 'Delete an app'),
+        params: AppParams,
+        response: { 204: Type.Null(), ...authErrors, ...errorResponses(422) },
+      },
       preHandler: guard.write('org.apps.edit'),
     },
     async (req, reply) => {

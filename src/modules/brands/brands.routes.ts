@@ -13,6 +13,9 @@ import {
   OrgParams,
 } from './brands.schemas.js';
 import { createBrand, deleteBrand, getBrand, listBrands, updateBrand } from './brands.service.js';
+import { routeDoc } from '../../http/route-doc.js';
+
+const doc = routeDoc('Brands');
 
 export const brandsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app, opts) => {
   const ctx = app.ctx;
@@ -23,6 +26,7 @@ export const brandsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (a
     base,
     {
       schema: {
+        ...doc('createBrand', 'Create a brand'),
         params: OrgParams,
         body: BrandCreateBody,
         response: { 201: Brand, ...authErrors, ...errorResponses(409) },
@@ -36,7 +40,12 @@ export const brandsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (a
   app.get(
     base,
     {
-      schema: { params: OrgParams, querystring: BrandListQuery, response: { 200: BrandList, ...authErrors } },
+      schema: {
+        ...doc('listBrands', "List an organization's brands"),
+        params: OrgParams,
+        querystring: BrandListQuery,
+        response: { 200: BrandList, ...authErrors },
+      },
       preHandler: guard.read('org.brands.view'),
     },
     async (req) => listBrands(ctx, req.org, req.query),
@@ -45,7 +54,11 @@ export const brandsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (a
   app.get(
     `${base}/:brandSlug`,
     {
-      schema: { params: BrandParams, response: { 200: Brand, ...authErrors } },
+      schema: {
+        ...doc('getBrand', 'Get a brand'),
+        params: BrandParams,
+        response: { 200: Brand, ...authErrors },
+      },
       preHandler: guard.read('org.brands.view'),
     },
     async (req) => getBrand(ctx, req.org, req.params.brandSlug),
@@ -54,7 +67,12 @@ export const brandsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (a
   app.patch(
     `${base}/:brandSlug`,
     {
-      schema: { params: BrandParams, body: BrandPatchBody, response: { 200: Brand, ...authErrors } },
+      schema: {
+        ...doc('updateBrand', 'Update a brand'),
+        params: BrandParams,
+        body: BrandPatchBody,
+        response: { 200: Brand, ...authErrors },
+      },
       preHandler: guard.write('org.brands.edit'),
     },
     async (req) => updateBrand(ctx, req.org, principalOf(req).userId, req.params.brandSlug, req.body),
@@ -63,7 +81,11 @@ export const brandsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (a
   app.delete(
     `${base}/:brandSlug`,
     {
-      schema: { params: BrandParams, response: { 204: Type.Null(), ...authErrors, ...errorResponses(422) } },
+      schema: {
+        ...doc('deleteBrand', 'Delete a brand'),
+        params: BrandParams,
+        response: { 204: Type.Null(), ...authErrors, ...errorResponses(422) },
+      },
       preHandler: guard.write('org.brands.edit'),
     },
     async (req, reply) => {

@@ -17,6 +17,9 @@ import {
   putConnection,
   setConnectionEnabled,
 } from './connections.service.js';
+import { routeDoc } from '../../http/route-doc.js';
+
+const doc = routeDoc('Connections');
 
 /** A brand's upstream sign-in credentials. Reads `org.connections.view`, writes `org.connections.edit`. */
 export const connectionsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app, opts) => {
@@ -28,6 +31,7 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = asy
     base,
     {
       schema: {
+        ...doc('putConnection', "Create or replace a brand's sign-in connection"),
         params: BrandParams,
         body: ConnectionPutBody,
         response: { 200: Connection, 201: Connection, ...authErrors },
@@ -49,7 +53,11 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = asy
   app.get(
     base,
     {
-      schema: { params: BrandParams, response: { 200: ConnectionList, ...authErrors } },
+      schema: {
+        ...doc('listConnections', "List a brand's sign-in connections"),
+        params: BrandParams,
+        response: { 200: ConnectionList, ...authErrors },
+      },
       preHandler: guard.read('org.connections.view'),
     },
     async (req) => listConnections(ctx, req.org, req.params.brandSlug),
@@ -59,6 +67,7 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = asy
     `${base}/:type/enabled`,
     {
       schema: {
+        ...doc('setConnectionEnabled', 'Enable or disable a connection'),
         params: ConnectionParams,
         body: ConnectionEnabledBody,
         response: { 200: Connection, ...authErrors },
@@ -79,7 +88,11 @@ export const connectionsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = asy
   app.delete(
     `${base}/:type`,
     {
-      schema: { params: ConnectionParams, response: { 204: Type.Null(), ...authErrors } },
+      schema: {
+        ...doc('deleteConnection', 'Delete a connection'),
+        params: ConnectionParams,
+        response: { 204: Type.Null(), ...authErrors },
+      },
       preHandler: guard.write('org.connections.edit'),
     },
     async (req, reply) => {

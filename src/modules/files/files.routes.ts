@@ -6,6 +6,9 @@ import { authenticate, principalOf } from '../../http/auth.js';
 import { ApiError, validationFailed } from '../../http/errors.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import { readFile, storeFile } from './files.service.js';
+import { routeDoc } from '../../http/route-doc.js';
+
+const doc = routeDoc('Files');
 
 const FileTrackerWithId = Type.Object({
   id: Type.String(),
@@ -25,7 +28,14 @@ export const filesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/files',
     {
-      schema: { response: { 201: FileTrackerWithId, ...authErrors, ...errorResponses(413, 415) } },
+      schema: {
+        ...doc('uploadFile', 'Upload an image (PNG, JPEG, WebP or SVG, at most 2 MB)', {
+          consumes: ['multipart/form-data'],
+          docBody: Type.Object({ file: Type.String({ format: 'binary', description: 'the image' }) }),
+          description: 'SVG uploads are sanitised. Answers the public URL of the stored file.',
+        }),
+        response: { 201: FileTrackerWithId, ...authErrors, ...errorResponses(413, 415) },
+      },
       preHandler: [authenticate(ctx), ctx.rateLimits.guard('fileUpload', (req) => req.principal?.userId)],
     },
     async (req, reply) => {
@@ -47,7 +57,20 @@ export const filesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/files/:fileKey',
     {
       schema: {
+        ...doc('getFile', 'Download an uploaded file (public)'),
         params: Type.Object({ fileKey: Type.String({ pattern: '^[A-Za-z0-9]{24}\\.(png|jpg|webp|svg)$' }) }),
+        response: {
+          // Fastify's per-media-type form; the bytes are sent as they are (never serialised).
+          200: Type.Unsafe<Buffer>({
+            content: Object.fromEntries(
+              ['image/png', 'image/jpeg', 'image/webp', 'image/svg+xml'].map((type) => [
+                type,
+                { schema: Type.String({ format: 'binary' }) },
+              ]),
+            ),
+          }),
+          ...errorResponses(400, 404),
+        },
       },
     },
     async (req, reply) => {

@@ -12,6 +12,9 @@ import {
   OrgParams,
   TransferOwnershipBody,
 } from './orgs.schemas.js';
+import { routeDoc } from '../../http/route-doc.js';
+
+const doc = routeDoc('Members');
 
 /** Members of an org, their roles, and ownership. */
 export const membersRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, opts) => {
@@ -22,6 +25,7 @@ export const membersRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (
     '/:orgSlug/members',
     {
       schema: {
+        ...doc('listMembers', "List an organization's members"),
         params: OrgParams,
         querystring: MemberListQuery,
         response: { 200: listOf(MemberSchema), ...authErrors },
@@ -35,6 +39,7 @@ export const membersRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (
     '/:orgSlug/members/:userId/roles',
     {
       schema: {
+        ...doc('assignMemberRole', 'Give a member a role (adds the user when new)'),
         params: MemberParams,
         body: AssignRoleBody,
         response: { 201: MemberSchema, ...authErrors, ...errorResponses(422) },
@@ -51,6 +56,7 @@ export const membersRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (
     '/:orgSlug/members/:userId/roles/:roleId',
     {
       schema: {
+        ...doc('removeMemberRole', 'Take a role from a member'),
         params: MemberRoleParams,
         response: { 204: Type.Null(), ...authErrors, ...errorResponses(422) },
       },
@@ -65,7 +71,11 @@ export const membersRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (
   app.delete(
     '/:orgSlug/members/:userId',
     {
-      schema: { params: MemberParams, response: { 204: Type.Null(), ...authErrors, ...errorResponses(422) } },
+      schema: {
+        ...doc('removeMember', 'Remove a member from the organization'),
+        params: MemberParams,
+        response: { 204: Type.Null(), ...authErrors, ...errorResponses(422) },
+      },
       preHandler: scope.write('org.members.edit'),
     },
     async (req, reply) => {
@@ -78,6 +88,7 @@ export const membersRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (
     '/:orgSlug/transfer-ownership',
     {
       schema: {
+        ...doc('transferOwnership', "Transfer the organization's ownership"),
         params: OrgParams,
         body: TransferOwnershipBody,
         response: { 200: MemberSchema, ...authErrors, ...errorResponses(422) },

@@ -11,6 +11,7 @@ import { credentialAllowsSystem, type OrgScopeOptions, orgScope } from './org-sc
 import { CreateOrgBody, OrgListQuery, OrgParams, OrgSchema, UpdateOrgBody } from './orgs.schemas.js';
 import { createOrg, deleteOrg, listOrgs, presentOrg, updateOrg } from './orgs.service.js';
 import { rolesRoutes } from './roles.routes.js';
+import { routeDoc } from '../../http/route-doc.js';
 
 /** The routes under `/:orgSlug`, registered for members and again as the admin mirror. */
 const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, opts) => {
@@ -20,7 +21,11 @@ const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, 
   app.get(
     '/:orgSlug',
     {
-      schema: { params: OrgParams, response: { 200: OrgSchema, ...authErrors } },
+      schema: {
+        ...doc('getOrganization', 'Get an organization'),
+        params: OrgParams,
+        response: { 200: OrgSchema, ...authErrors },
+      },
       preHandler: scope.read('org.read'),
     },
     async (req) => presentOrg(ctx.db, ctx, req.org),
@@ -29,7 +34,12 @@ const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, 
   app.patch(
     '/:orgSlug',
     {
-      schema: { params: OrgParams, body: UpdateOrgBody, response: { 200: OrgSchema, ...authErrors } },
+      schema: {
+        ...doc('updateOrganization', 'Update an organization'),
+        params: OrgParams,
+        body: UpdateOrgBody,
+        response: { 200: OrgSchema, ...authErrors },
+      },
       preHandler: scope.write('org.edit'),
     },
     async (req) => updateOrg(ctx, req.org, principalOf(req).userId, req.body),
@@ -38,7 +48,11 @@ const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, 
   app.delete(
     '/:orgSlug',
     {
-      schema: { params: OrgParams, response: { 204: Type.Null(), ...authErrors, ...errorResponses(422) } },
+      schema: {
+        ...doc('deleteOrganization', 'Delete an organization'),
+        params: OrgParams,
+        response: { 204: Type.Null(), ...authErrors, ...errorResponses(422) },
+      },
       preHandler: scope.write('org.delete'),
     },
     async (req, reply) => {
@@ -55,6 +69,8 @@ const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, 
   await app.register(invitationsRoutes, scoped);
 };
 
+const doc = routeDoc('Organizations');
+
 /** Organizations, their roles and members, the audit log, and the admin mirror of all of it. */
 export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
@@ -64,7 +80,11 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/identity/organizations',
     {
-      schema: { body: CreateOrgBody, response: { 201: OrgSchema, ...authErrors, ...errorResponses(409) } },
+      schema: {
+        ...doc('createOrganization', 'Create an organization (the caller becomes its owner)'),
+        body: CreateOrgBody,
+        response: { 201: OrgSchema, ...authErrors, ...errorResponses(409) },
+      },
       preHandler: [authenticate(ctx), ctx.rateLimits.guard('orgWrite', byUser)],
     },
     async (req, reply) => reply.code(201).send(await createOrg(ctx, principalOf(req).userId, req.body)),
@@ -73,7 +93,11 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/identity/organizations',
     {
-      schema: { querystring: OrgListQuery, response: { 200: listOf(OrgSchema), ...authErrors } },
+      schema: {
+        ...doc('listOrganizations', 'List the organizations the caller belongs to'),
+        querystring: OrgListQuery,
+        response: { 200: listOf(OrgSchema), ...authErrors },
+      },
       preHandler: [authenticate(ctx), ctx.rateLimits.guard('orgRead', byUser)],
     },
     async (req) => {
@@ -89,7 +113,11 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/admin/identity/organizations',
     {
-      schema: { querystring: OrgListQuery, response: { 200: listOf(OrgSchema), ...authErrors } },
+      schema: {
+        ...doc('adminListOrganizations', 'List every organization (system admin)'),
+        querystring: OrgListQuery,
+        response: { 200: listOf(OrgSchema), ...authErrors },
+      },
       preHandler: [
         authenticate(ctx),
         requireSystemPermission(ctx, 'admin.orgs.view'),

@@ -4,6 +4,9 @@ import { authErrors, errorResponses } from '../../http/schemas.js';
 import { type OrgScopeOptions, orgScope } from './org-scope.js';
 import { CreateRoleBody, OrgParams, RoleParams, RoleSchema, UpdateRoleBody } from './orgs.schemas.js';
 import { createRole, deleteRole, listRoles, updateRole } from './roles.service.js';
+import { routeDoc } from '../../http/route-doc.js';
+
+const doc = routeDoc('Roles');
 
 /** Roles of an org (DESIGN.md §4: list with `org.read`, changes with `org.members.edit`). */
 export const rolesRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, opts) => {
@@ -14,6 +17,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (ap
     '/:orgSlug/roles',
     {
       schema: {
+        ...doc('listRoles', "List an organization's roles"),
         params: OrgParams,
         response: {
           200: Type.Object({ items: Type.Array(RoleSchema), total: Type.Integer() }),
@@ -29,6 +33,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (ap
     '/:orgSlug/roles',
     {
       schema: {
+        ...doc('createRole', 'Create a custom role'),
         params: OrgParams,
         body: CreateRoleBody,
         response: { 201: RoleSchema, ...authErrors, ...errorResponses(409) },
@@ -42,6 +47,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (ap
     '/:orgSlug/roles/:roleId',
     {
       schema: {
+        ...doc('updateRole', 'Update a custom role'),
         params: RoleParams,
         body: UpdateRoleBody,
         response: { 200: RoleSchema, ...authErrors, ...errorResponses(409, 422) },
@@ -55,6 +61,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (ap
     '/:orgSlug/roles/:roleId',
     {
       schema: {
+        ...doc('deleteRole', 'Delete a custom role'),
         params: RoleParams,
         response: { 204: Type.Null(), ...authErrors, ...errorResponses(409, 422) },
       },

@@ -6,6 +6,9 @@ import { type OrgRouteOptions, orgPrefix, orgRouteGuards } from '../brands/brand
 import { BrandParams } from '../brands/brands.schemas.js';
 import { Scope, ScopeCreateBody, ScopeList, ScopeParams, ScopePatchBody } from './scopes.schemas.js';
 import { createScope, deleteScope, getScope, listScopes, updateScope } from './scopes.service.js';
+import { routeDoc } from '../../http/route-doc.js';
+
+const doc = routeDoc('Scopes');
 
 /** A brand's scope vocabulary. Reads need `org.brands.view`, writes `org.scopes.edit` (DESIGN.md §4). */
 export const scopesRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app, opts) => {
@@ -16,7 +19,11 @@ export const scopesRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (a
   app.get(
     base,
     {
-      schema: { params: BrandParams, response: { 200: ScopeList, ...authErrors } },
+      schema: {
+        ...doc('listScopes', "List a brand's custom scopes"),
+        params: BrandParams,
+        response: { 200: ScopeList, ...authErrors },
+      },
       preHandler: guard.read('org.brands.view'),
     },
     async (req) => listScopes(ctx, req.org, req.params.brandSlug),
@@ -25,7 +32,11 @@ export const scopesRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (a
   app.get(
     `${base}/:name`,
     {
-      schema: { params: ScopeParams, response: { 200: Scope, ...authErrors } },
+      schema: {
+        ...doc('getScope', 'Get a custom scope'),
+        params: ScopeParams,
+        response: { 200: Scope, ...authErrors },
+      },
       preHandler: guard.read('org.brands.view'),
     },
     async (req) => getScope(ctx, req.org, req.params.brandSlug, req.params.name),
@@ -35,6 +46,7 @@ export const scopesRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (a
     base,
     {
       schema: {
+        ...doc('createScope', 'Create a custom scope'),
         params: BrandParams,
         body: ScopeCreateBody,
         response: { 201: Scope, ...authErrors, ...errorResponses(409) },
@@ -50,7 +62,12 @@ export const scopesRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (a
   app.patch(
     `${base}/:name`,
     {
-      schema: { params: ScopeParams, body: ScopePatchBody, response: { 200: Scope, ...authErrors } },
+      schema: {
+        ...doc('updateScope', 'Update a custom scope'),
+        params: ScopeParams,
+        body: ScopePatchBody,
+        response: { 200: Scope, ...authErrors },
+      },
       preHandler: guard.write('org.scopes.edit'),
     },
     async (req) =>
@@ -67,7 +84,11 @@ export const scopesRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (a
   app.delete(
     `${base}/:name`,
     {
-      schema: { params: ScopeParams, response: { 204: Type.Null(), ...authErrors, ...errorResponses(409) } },
+      schema: {
+        ...doc('deleteScope', 'Delete a custom scope'),
+        params: ScopeParams,
+        response: { 204: Type.Null(), ...authErrors, ...errorResponses(409) },
+      },
       preHandler: guard.write('org.scopes.edit'),
     },
     async (req, reply) => {

@@ -23,8 +23,11 @@ import {
   UpdateGateBody,
 } from './token-gates.schemas.js';
 import { createGate, getGate, listOrgGates, patchGate, removeGate } from './token-gates.service.js';
+import { routeDoc } from '../../http/route-doc.js';
 
 const PREFIX = '/identity/organizations/:orgSlug/token-gates';
+
+const doc = routeDoc('Token gates');
 
 /** Token gates: management under the org (org.tokenGates.*), and the public, cached balance check. */
 export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -46,6 +49,7 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     PREFIX,
     {
       schema: {
+        ...doc('createTokenGate', 'Create a token gate'),
         params: GateListParams,
         body: CreateGateBody,
         response: { 201: TokenGateSchema, ...authErrors },
@@ -62,6 +66,7 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     PREFIX,
     {
       schema: {
+        ...doc('listTokenGates', "List an organization's token gates"),
         params: GateListParams,
         querystring: GateListQuery,
         response: { 200: GateListSchema, ...authErrors },
@@ -73,14 +78,26 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     `${PREFIX}/:gateId`,
-    { schema: { params: GateParams, response: { 200: TokenGateSchema, ...authErrors } }, preHandler: view },
+    {
+      schema: {
+        ...doc('getTokenGate', 'Get a token gate'),
+        params: GateParams,
+        response: { 200: TokenGateSchema, ...authErrors },
+      },
+      preHandler: view,
+    },
     async (req) => getGate(ctx, req.org, req.params.gateId),
   );
 
   app.patch(
     `${PREFIX}/:gateId`,
     {
-      schema: { params: GateParams, body: UpdateGateBody, response: { 200: TokenGateSchema, ...authErrors } },
+      schema: {
+        ...doc('updateTokenGate', 'Update a token gate'),
+        params: GateParams,
+        body: UpdateGateBody,
+        response: { 200: TokenGateSchema, ...authErrors },
+      },
       preHandler: edit,
     },
     async (req) => patchGate(ctx, req.org, principalOf(req).userId, req.params.gateId, req.body),
@@ -89,7 +106,11 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     `${PREFIX}/:gateId`,
     {
-      schema: { params: GateParams, response: { 204: Type.Null(), ...authErrors } },
+      schema: {
+        ...doc('deleteTokenGate', 'Delete a token gate'),
+        params: GateParams,
+        response: { 204: Type.Null(), ...authErrors },
+      },
       preHandler: edit,
     },
     async (req, reply) => {
@@ -149,6 +170,9 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     `${PREFIX}/:gateId/check`,
     {
       schema: {
+        ...doc('checkTokenGate', 'Check whether a wallet passes a token gate (public)', {
+          rateLimits: ['gateCheck', 'gateCheckRefresh'],
+        }),
         params: CheckParams,
         querystring: CheckQuery,
         response: { 200: CheckResultSchema, ...errorResponses(404, 422, 429, 502, 504) },

@@ -3,6 +3,7 @@ import { decodeJwt } from 'jose';
 import { principalOf } from '../../http/auth.js';
 import { forbidden } from '../../http/errors.js';
 import { apiKeyAllows } from '../../http/permissions.js';
+import { documentGuard } from '../../http/route-doc.js';
 
 /**
  * A user API key with scopes may use a `/users/*` route only when one of them allows it:
@@ -10,11 +11,14 @@ import { apiKeyAllows } from '../../http/permissions.js';
  * Access tokens (console audience) pass: the user is acting for themselves.
  */
 export function requireKeyScope(scope: string) {
-  return async function keyScopeGuard(req: FastifyRequest): Promise<void> {
-    const p = principalOf(req);
-    if (p.kind === 'api_key' && !apiKeyAllows(p.scopes, scope))
-      throw forbidden(scope, 'the API key scopes do not allow this');
-  };
+  return documentGuard(
+    async function keyScopeGuard(req: FastifyRequest): Promise<void> {
+      const p = principalOf(req);
+      if (p.kind === 'api_key' && !apiKeyAllows(p.scopes, scope))
+        throw forbidden(scope, 'the API key scopes do not allow this');
+    },
+    { kind: 'keyScope', scope },
+  );
 }
 
 /**
@@ -22,10 +26,13 @@ export function requireKeyScope(scope: string) {
  * access token: a leaked or narrowly scoped key must not be able to mint wider keys, add a sign-in
  * method (which signs in to the whole account) or destroy the account.
  */
-export async function requireAccessToken(req: FastifyRequest): Promise<void> {
-  if (principalOf(req).kind !== 'access_token')
-    throw forbidden('access_token', 'this needs an access token from a sign-in, not an API key');
-}
+export const requireAccessToken = documentGuard(
+  async function requireAccessToken(req: FastifyRequest): Promise<void> {
+    if (principalOf(req).kind !== 'access_token')
+      throw forbidden('access_token', 'this needs an access token from a sign-in, not an API key');
+  },
+  { kind: 'accessTokenOnly' },
+);
 
 /** `auth_time` of the caller's access token (already verified by `authenticate`), if any. */
 export function authTimeOf(req: FastifyRequest): number | undefined {

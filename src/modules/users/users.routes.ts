@@ -54,9 +54,12 @@ import {
   updateWallet,
   walletLinkChallenge,
 } from './wallets.service.js';
+import { routeDoc } from '../../http/route-doc.js';
 
 const NoContent = Type.Null();
 const userOf = (req: FastifyRequest) => req.principal?.userId;
+
+const doc = routeDoc('Users');
 
 /**
  * End users: profile, activity, linked providers, wallets, API keys, consent grants, account
@@ -78,7 +81,14 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   for (const path of ['/users/current', '/users/me']) {
     app.get(
       path,
-      { schema: { response: { 200: UserSchema, ...authErrors } }, preHandler: read },
+      {
+        schema: {
+          // `/users/current` is the interface's alias of `/users/me`: described once (DESIGN.md §3).
+          ...(path === '/users/me' ? doc('getMe', "Get the caller's profile") : { hide: true }),
+          response: { 200: UserSchema, ...authErrors },
+        },
+        preHandler: read,
+      },
       async (req) => currentUser(ctx, principalOf(req).userId),
     );
   }
@@ -87,6 +97,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/users/:id',
     {
       schema: {
+        ...doc('updateUser', "Update the caller's profile (`:id` is `me` or the caller's id)", {
+          description:
+            'Field validation answers 422 `validation_failed` (the interface asks 422 on this route).',
+        }),
         params: UserIdParams,
         body: UpdateUserBody,
         response: { 200: UserSchema, ...authErrors, ...errorResponses(409, 422) },
@@ -114,7 +128,11 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/users/username-availability',
     {
-      schema: { body: UsernameAvailabilityBody, response: { 200: UsernameAvailability, ...authErrors } },
+      schema: {
+        ...doc('checkUsernameAvailability', 'Whether a username is free'),
+        body: UsernameAvailabilityBody,
+        response: { 200: UsernameAvailability, ...authErrors },
+      },
       preHandler: read,
     },
     async (req) => ({ available: await usernameAvailable(ctx, req.body.username) }),
@@ -123,26 +141,48 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Activity and linked providers ----------------------------------------------------------------
   app.get(
     '/users/me/activity',
-    { schema: { response: { 200: ActivityList, ...authErrors } }, preHandler: read },
+    {
+      schema: {
+        ...doc('listMyActivity', "The caller's recent sign-in activity"),
+        response: { 200: ActivityList, ...authErrors },
+      },
+      preHandler: read,
+    },
     async (req) => ({ items: await activityOf(ctx, principalOf(req).userId) }),
   );
 
   app.get(
     '/users/me/authentication-providers',
-    { schema: { response: { 200: AuthenticationProviders, ...authErrors } }, preHandler: read },
+    {
+      schema: {
+        ...doc('listMyAuthenticationProviders', "The caller's linked sign-in providers"),
+        response: { 200: AuthenticationProviders, ...authErrors },
+      },
+      preHandler: read,
+    },
     async (req) => authenticationProviders(ctx, principalOf(req).userId),
   );
 
   app.get(
     '/users/me/oauth-tokens',
-    { schema: { response: { 200: OAuthTokenRecords, ...authErrors } }, preHandler: read },
+    {
+      schema: {
+        ...doc('listMyOAuthTokens', "The caller's live refresh tokens (sessions of apps)"),
+        response: { 200: OAuthTokenRecords, ...authErrors },
+      },
+      preHandler: read,
+    },
     async (req) => oauthTokenRecords(ctx, principalOf(req).userId),
   );
 
   app.delete(
     '/users/me/oauth-tokens/:id',
     {
-      schema: { params: IdParams, response: { 204: NoContent, ...authErrors, ...errorResponses(422) } },
+      schema: {
+        ...doc('revokeMyOAuthToken', "Revoke one of the caller's refresh tokens"),
+        params: IdParams,
+        response: { 204: NoContent, ...authErrors, ...errorResponses(422) },
+      },
       preHandler: write,
     },
     async (req, reply) => {
@@ -154,14 +194,24 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Wallets --------------------------------------------------------------------------------------
   app.get(
     '/users/me/public-keys',
-    { schema: { response: { 200: PublicKeys, ...authErrors } }, preHandler: read },
+    {
+      schema: {
+        ...doc('listMyPublicKeys', "The caller's linked wallets"),
+        response: { 200: PublicKeys, ...authErrors },
+      },
+      preHandler: read,
+    },
     async (req) => listPublicKeys(ctx, principalOf(req).userId),
   );
 
   app.post(
     '/users/me/wallet-challenge',
     {
-      schema: { body: WalletChallengeBody, response: { 200: WalletChallenge, ...authErrors } },
+      schema: {
+        ...doc('createWalletChallenge', 'A message to sign to link a wallet'),
+        body: WalletChallengeBody,
+        response: { 200: WalletChallenge, ...authErrors },
+      },
       preHandler: write,
     },
     async (req, reply) => {
@@ -174,6 +224,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/users/me/public-keys',
     {
       schema: {
+        ...doc('linkWallet', 'Link a wallet by its signed challenge'),
         body: LinkWalletBody,
         response: { 201: UserPublicKeySchema, ...authErrors, ...errorResponses(409) },
       },
@@ -195,6 +246,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/users/me/public-keys/:id',
     {
       schema: {
+        ...doc('updateWallet', 'Update a linked wallet'),
         params: IdParams,
         body: UpdateWalletBody,
         response: { 200: UserPublicKeySchema, ...authErrors },
@@ -208,6 +260,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/users/me/public-keys/:id',
     {
       schema: {
+        ...doc('unlinkWallet', 'Unlink a wallet'),
         params: IdParams,
         body: RemoveWalletBody,
         response: { 204: NoContent, ...authErrors, ...errorResponses(422) },
@@ -223,13 +276,26 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Consent grants -------------------------------------------------------------------------------
   app.get(
     '/users/me/consent-grants',
-    { schema: { response: { 200: ConsentGrants, ...authErrors } }, preHandler: read },
+    {
+      schema: {
+        ...doc('listMyConsentGrants', 'The apps the caller has consented to'),
+        response: { 200: ConsentGrants, ...authErrors },
+      },
+      preHandler: read,
+    },
     async (req) => ({ items: await listConsentGrants(ctx, principalOf(req).userId) }),
   );
 
   app.delete(
     '/users/me/consent-grants/:appId',
-    { schema: { params: AppIdParams, response: { 204: NoContent, ...authErrors } }, preHandler: write },
+    {
+      schema: {
+        ...doc('revokeMyConsentGrant', "Withdraw the caller's consent to an app"),
+        params: AppIdParams,
+        response: { 204: NoContent, ...authErrors },
+      },
+      preHandler: write,
+    },
     async (req, reply) => {
       const userId = principalOf(req).userId;
       await revokeGrant(ctx, userId, req.params.appId, userId);
@@ -240,7 +306,17 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // An app revokes a user's grant to itself with its own client-credentials token.
   app.delete(
     '/users/:userId/consent-grants/:appId',
-    { schema: { params: UserAppParams, response: { 204: NoContent, ...authErrors } } },
+    {
+      schema: {
+        ...doc('revokeConsentGrantAsApp', "An app withdraws a user's grant to itself", {
+          auth: 'accessToken',
+          description:
+            'Called by the app itself with a client-credentials access token; an app may revoke only grants made to itself (else 403).',
+        }),
+        params: UserAppParams,
+        response: { 204: NoContent, ...authErrors },
+      },
+    },
     async (req, reply) => {
       if (!req.headers.authorization) throw unauthorized();
       const clientId = await verifyAppToken(ctx, req.headers.authorization);
@@ -254,7 +330,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/users/me',
     {
-      schema: { response: { 204: NoContent, ...authErrors } },
+      schema: {
+        ...doc('deleteMyAccount', "Delete the caller's account"),
+        response: { 204: NoContent, ...authErrors },
+      },
       preHandler: [auth, requireAccessToken, ctx.rateLimits.guard('usersMeWrite', userOf)],
     },
     async (req, reply) => {
@@ -274,7 +353,11 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/users/find-by-identifier',
     {
-      schema: { body: FindByIdentifierBody, response: { 200: MaybeUser, ...authErrors } },
+      schema: {
+        ...doc('findUserByIdentifier', 'Look a user up by id, username or wallet (system admin)'),
+        body: FindByIdentifierBody,
+        response: { 200: MaybeUser, ...authErrors },
+      },
       preHandler: admin,
     },
     async (req) => findByIdentifier(ctx, req.body.identifier),
@@ -283,7 +366,11 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/users/find-by-wallets',
     {
-      schema: { body: FindByWalletsBody, response: { 200: FindByWalletsResult, ...authErrors } },
+      schema: {
+        ...doc('findUsersByWallets', 'Look users up by wallet addresses (system admin)'),
+        body: FindByWalletsBody,
+        response: { 200: FindByWalletsResult, ...authErrors },
+      },
       preHandler: admin,
     },
     async (req) => ({ results: await findByWallets(ctx, req.body.addresses) }),

@@ -23,6 +23,7 @@ import {
 } from './webhooks.schemas.js';
 import * as service from './webhooks.service.js';
 import { WebhookWorker, type WorkerLog } from './worker.js';
+import { routeDoc } from '../../http/route-doc.js';
 
 const workers = new WeakMap<AppContext, WebhookWorker>();
 
@@ -61,6 +62,7 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
       '/',
       {
         schema: {
+          ...doc('createWebhook', 'Create a webhook'),
           params: OrgParams,
           body: CreateWebhookBody,
           response: { 201: WebhookWithSecret, ...authErrors, ...errorResponses(409) },
@@ -74,7 +76,11 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
     app.get(
       '/',
       {
-        schema: { params: OrgParams, response: { 200: WebhookList, ...authErrors } },
+        schema: {
+          ...doc('listWebhooks', "List an organization's webhooks"),
+          params: OrgParams,
+          response: { 200: WebhookList, ...authErrors },
+        },
         preHandler: read('org.webhooks.view'),
       },
       async (req) => service.listWebhooks(ctx, req.org.id),
@@ -83,7 +89,11 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
     app.get(
       '/:id',
       {
-        schema: { params: WebhookParams, response: { 200: Webhook, ...authErrors } },
+        schema: {
+          ...doc('getWebhook', 'Get a webhook'),
+          params: WebhookParams,
+          response: { 200: Webhook, ...authErrors },
+        },
         preHandler: read('org.webhooks.view'),
       },
       async (req) => service.getWebhook(ctx, req.org.id, req.params.id),
@@ -93,6 +103,7 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
       '/:id',
       {
         schema: {
+          ...doc('updateWebhook', 'Update a webhook'),
           params: WebhookParams,
           body: UpdateWebhookBody,
           response: { 200: Webhook, ...authErrors, ...errorResponses(409) },
@@ -105,7 +116,11 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
     app.delete(
       '/:id',
       {
-        schema: { params: WebhookParams, response: { 204: NoContent, ...authErrors } },
+        schema: {
+          ...doc('deleteWebhook', 'Delete a webhook'),
+          params: WebhookParams,
+          response: { 204: NoContent, ...authErrors },
+        },
         preHandler: write('org.webhooks.edit'),
       },
       async (req, reply) => {
@@ -117,7 +132,11 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
     app.post(
       '/:id/rotate-secret',
       {
-        schema: { params: WebhookParams, response: { 200: SecretResponse, ...authErrors } },
+        schema: {
+          ...doc('rotateWebhookSecret', "Rotate a webhook's signing secret"),
+          params: WebhookParams,
+          response: { 200: SecretResponse, ...authErrors },
+        },
         preHandler: [...write('org.webhooks.edit'), ctx.rateLimits.guard('webhookRotate', hookKey)],
       },
       async (req) => service.rotateSecret(ctx, req.org.id, actor(req), req.params.id),
@@ -126,7 +145,11 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
     app.post(
       '/:id/test',
       {
-        schema: { params: WebhookParams, response: { 200: TestResponse, ...authErrors } },
+        schema: {
+          ...doc('testWebhook', 'Send a test event to a webhook'),
+          params: WebhookParams,
+          response: { 200: TestResponse, ...authErrors },
+        },
         preHandler: [...write('org.webhooks.edit'), ctx.rateLimits.guard('webhookTest', hookKey)],
       },
       async (req) => ({
@@ -138,6 +161,7 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
       '/:id/deliveries',
       {
         schema: {
+          ...doc('listWebhookDeliveries', "List a webhook's deliveries"),
           params: WebhookParams,
           querystring: DeliveriesQuery,
           response: { 200: DeliveryList, ...authErrors },
@@ -150,7 +174,11 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
     app.post(
       '/:id/deliveries/:deliveryId/replay',
       {
-        schema: { params: DeliveryParams, response: { 201: Delivery, ...authErrors } },
+        schema: {
+          ...doc('replayWebhookDelivery', 'Send a delivery again'),
+          params: DeliveryParams,
+          response: { 201: Delivery, ...authErrors },
+        },
         preHandler: write('org.webhooks.edit'),
       },
       async (req, reply) =>
@@ -162,6 +190,8 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
     );
   };
 }
+
+const doc = routeDoc('Webhooks');
 
 /**
  * Webhooks: subscriptions, the delivery log, and this instance's delivery worker (started when the
