@@ -21,7 +21,17 @@ import { renderSigninPage } from './pages/signin-page.js';
 import { routeDoc } from '../http/route-doc.js';
 
 const oauth = routeDoc('OAuth');
-const interaction = routeDoc('Interactions');
+const interactionDoc = routeDoc('Interactions');
+/** The headless interaction API: what every operation of it requires of its caller. */
+const interaction = (operationId: string, summary: string, extra: { description?: string } = {}) =>
+  interactionDoc(operationId, summary, {
+    description: [
+      extra.description,
+      'For a sign-in UI of your own, in the browser that started the sign-in: the interaction binding cookie set by `/oauth2/authorize` must come along (another browser is refused). POSTs take JSON only and, when an `Origin` is sent, only this origin (else 403).',
+    ]
+      .filter(Boolean)
+      .join('\n\n'),
+  });
 const device = routeDoc('Device');
 
 /** The query of /oauth2/authorize as documented (the handler reads the raw query). */

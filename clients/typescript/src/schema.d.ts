@@ -1842,6 +1842,8 @@ export interface paths {
          * What a sign-in in progress asks for (headless sign-in)
          * @description For a sign-in UI of your own: the brand, the app, the scopes and the sign-in methods.
          *
+         *     For a sign-in UI of your own, in the browser that started the sign-in: the interaction binding cookie set by `/oauth2/authorize` must come along (another browser is refused). POSTs take JSON only and, when an `Origin` is sent, only this origin (else 403).
+         *
          *     - **Errors:** 400, 404 (see the responses).
          */
         get: operations["getInteraction"];
@@ -1864,7 +1866,9 @@ export interface paths {
         put?: never;
         /**
          * Allow or deny the scopes the app asks for
-         * @description - **Errors:** 400, 401, 403, 404, 409, 415, 429 (see the responses).
+         * @description For a sign-in UI of your own, in the browser that started the sign-in: the interaction binding cookie set by `/oauth2/authorize` must come along (another browser is refused). POSTs take JSON only and, when an `Origin` is sent, only this origin (else 403).
+         *
+         *     - **Errors:** 400, 401, 403, 404, 409, 415, 429 (see the responses).
          */
         post: operations["decideInteractionConsent"];
         delete?: never;
@@ -1884,7 +1888,9 @@ export interface paths {
         put?: never;
         /**
          * A message for the wallet to sign
-         * @description - **Rate limit:** 30 per minute (`signinWallet`).
+         * @description For a sign-in UI of your own, in the browser that started the sign-in: the interaction binding cookie set by `/oauth2/authorize` must come along (another browser is refused). POSTs take JSON only and, when an `Origin` is sent, only this origin (else 403).
+         *
+         *     - **Rate limit:** 30 per minute (`signinWallet`).
          *     - **Errors:** 400, 401, 403, 404, 409, 415, 429 (see the responses).
          */
         post: operations["createInteractionWalletChallenge"];
@@ -1905,7 +1911,9 @@ export interface paths {
         put?: never;
         /**
          * Sign in with the signed challenge
-         * @description - **Rate limit:** 30 per minute (`signinWallet`).
+         * @description For a sign-in UI of your own, in the browser that started the sign-in: the interaction binding cookie set by `/oauth2/authorize` must come along (another browser is refused). POSTs take JSON only and, when an `Origin` is sent, only this origin (else 403).
+         *
+         *     - **Rate limit:** 30 per minute (`signinWallet`).
          *     - **Errors:** 400, 401, 403, 404, 409, 415, 429 (see the responses).
          */
         post: operations["verifyInteractionWallet"];
