@@ -13,7 +13,9 @@ import { installInputRules } from './http/input-rules.js';
 import { installKeyScopes } from './http/key-scopes.js';
 import { lazyChildLoggerFactory } from './http/logger.js';
 import { trustProxyOption } from './http/network-source.js';
+import { consoleRoutes } from './console/console.routes.js';
 import { brandsModule } from './modules/brands/brands.plugin.js';
+import { invitationAcceptRoutes } from './modules/invitations/invitations.routes.js';
 import { filesRoutes } from './modules/files/files.routes.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
@@ -24,7 +26,6 @@ import { pageAssetRoutes } from './oidc/pages/assets.js';
 import { providerRoutes } from './oidc/provider-routes.js';
 import { signinRoutes } from './oidc/signin-routes.js';
 import { tokenRoutes } from './oidc/token-routes.js';
-import { consolePlaceholderRoutes } from './console-placeholder.js';
 import { installOpenApi } from './openapi/plugin.js';
 import { healthRoutes } from './ops/health.js';
 import { createLogger } from './ops/logging.js';
@@ -120,10 +121,11 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   });
   await app.register(webhooksRoutes);
   await app.register(orgsRoutes);
+  await app.register(invitationAcceptRoutes);
   await app.register(brandsModule);
   await app.register(tokenGatesRoutes);
   await app.register(usersRoutes);
-  await app.register(consolePlaceholderRoutes);
+  await app.register(consoleRoutes);
 
   if (ctx.config.metricsPort !== undefined) {
     const port = ctx.config.metricsPort;

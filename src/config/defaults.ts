@@ -27,6 +27,10 @@ export const defaults = {
   devicePollInterval: 5,
   /** `slow_down` adds this many seconds to a device code's interval. */
   slowDownIncrement: 5,
+  /** How long an org invitation link stays valid when the request does not say (days). */
+  invitationDefaultDays: 7,
+  /** The longest an org invitation link may be valid (days). */
+  invitationMaxDays: 30,
   /** Wallet challenge lifetime (5 minutes, single use). */
   walletChallengeTtl: 5 * 60,
   /** Sign-in interaction lifetime (hosted page to consent). */
@@ -172,6 +176,8 @@ export const rateLimits = {
   providerStart: { points: 60, duration: 60 },
   /** Not in the interface: uploads per user. */
   fileUpload: { points: 30, duration: 60 },
+  /** Invitation accepts per user (beyond the interface; a token is 256 bits, this caps noise). */
+  invitationAccept: { points: 10, duration: 60 },
 } as const;
 
 export type RateLimitName = keyof typeof rateLimits;

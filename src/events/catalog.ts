@@ -3,6 +3,8 @@ export const EVENT_TYPES = [
   'consent.granted',
   'consent.revoked',
   'member.added',
+  'member.invited',
+  'member.invitation.revoked',
   'member.removed',
   'member.role.changed',
   'oidcClient.created',

@@ -10,7 +10,8 @@ import { buildTestApp, createUser, json, type TestApp } from '../helpers/app.js'
 /** The hosted HTML pages, the only routes the document may leave out (DESIGN.md §3). */
 const HOSTED_PAGES = [
   'GET /console',
-  'GET /console/callback',
+  'GET /console/*',
+  'GET /console/assets/*',
   'GET /docs',
   'GET /docs/docs.js',
   'GET /docs/swagger-ui.css',

@@ -426,6 +426,65 @@ export interface paths {
         patch: operations["adminUpdateScope"];
         trace?: never;
     };
+    "/admin/identity/organizations/{orgSlug}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization's invitations (admin mirror)
+         * @description Newest first, with their roles and status; `status` filters. Never the link or its token.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** the system permission `admin.orgs.view` (no membership needed).
+         *     - **Rate limit:** 60 per minute (`orgRead`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        get: operations["adminListInvitations"];
+        put?: never;
+        /**
+         * Create a single-use invitation link into the organization (admin mirror)
+         * @description The link (`url`, shown once; only a hash of its token is kept) makes whoever accepts it a member with `roleIds`. The caller must hold every permission the roles give (else 403 with `details.missing`); the Owner role is 422; an unknown role or another org's is 404. `expiresInDays` 1–30, default 7. Records `member.invited`.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** the system permission `admin.orgs.edit` (no membership needed).
+         *     - **Rate limit:** 30 per minute (`orgWrite`).
+         *     - **Errors:** 400, 401, 403, 404, 422, 429 (see the responses).
+         */
+        post: operations["adminCreateInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/identity/organizations/{orgSlug}/invitations/{invitationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation (admin mirror)
+         * @description Its link stops working. Revoking one already revoked or expired changes nothing (204); an accepted one is 422. Records `member.invitation.revoked`.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** the system permission `admin.orgs.edit` (no membership needed).
+         *     - **Rate limit:** 30 per minute (`orgWrite`).
+         *     - **Errors:** 400, 401, 403, 404, 422, 429 (see the responses).
+         */
+        delete: operations["adminRevokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/identity/organizations/{orgSlug}/members": {
         parameters: {
             query?: never;
@@ -874,6 +933,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/identity/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation and join its organization
+         * @description The signed-in user joins with the invitation's roles (`member.added`); the link works once. Unknown or revoked: 404; already used: 409; already a member: 409 (the link stays usable); expired: 422. At most 10 a minute per user.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **Rate limit:** 10 per minute (`invitationAccept`).
+         *     - **Errors:** 400, 401, 403, 404, 409, 422, 429 (see the responses).
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/identity/organizations": {
         parameters: {
             query?: never;
@@ -1260,6 +1343,65 @@ export interface paths {
          *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
          */
         patch: operations["updateScope"];
+        trace?: never;
+    };
+    "/identity/organizations/{orgSlug}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization's invitations
+         * @description Newest first, with their roles and status; `status` filters. Never the link or its token.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** `org.members.view` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
+         *     - **Rate limit:** 60 per minute (`orgRead`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        get: operations["listInvitations"];
+        put?: never;
+        /**
+         * Create a single-use invitation link into the organization
+         * @description The link (`url`, shown once; only a hash of its token is kept) makes whoever accepts it a member with `roleIds`. The caller must hold every permission the roles give (else 403 with `details.missing`); the Owner role is 422; an unknown role or another org's is 404. `expiresInDays` 1–30, default 7. Records `member.invited`.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** `org.members.edit` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
+         *     - **Rate limit:** 30 per minute (`orgWrite`).
+         *     - **Errors:** 400, 401, 403, 404, 422, 429 (see the responses).
+         */
+        post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identity/organizations/{orgSlug}/invitations/{invitationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description Its link stops working. Revoking one already revoked or expired changes nothing (204); an accepted one is 422. Records `member.invitation.revoked`.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** `org.members.edit` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
+         *     - **Rate limit:** 30 per minute (`orgWrite`).
+         *     - **Errors:** 400, 401, 403, 404, 422, 429 (see the responses).
+         */
+        delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/identity/organizations/{orgSlug}/members": {
@@ -3826,6 +3968,118 @@ export interface operations {
             500: components["responses"]["Error500"];
         };
     };
+    adminListInvitations: {
+        parameters: {
+            query?: {
+                status?: "pending" | "accepted" | "revoked" | "expired";
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            acceptedBy?: string;
+                            createdAt: string;
+                            createdBy: string;
+                            expiresAt: string;
+                            id: string;
+                            roles: {
+                                id: string;
+                                name: string;
+                            }[];
+                            status: "pending" | "accepted" | "revoked" | "expired";
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    adminCreateInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    expiresInDays?: number;
+                    roleIds: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        expiresAt: string;
+                        id: string;
+                        url: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    adminRevokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invitationId: string;
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
     adminListMembers: {
         parameters: {
             query: {
@@ -4583,6 +4837,50 @@ export interface operations {
                     };
                 };
             };
+            500: components["responses"]["Error500"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        org: {
+                            id: string;
+                            name: string;
+                            slug: string;
+                        };
+                        roles: {
+                            id: string;
+                            name: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };
     };
@@ -5462,6 +5760,118 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    listInvitations: {
+        parameters: {
+            query?: {
+                status?: "pending" | "accepted" | "revoked" | "expired";
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            acceptedBy?: string;
+                            createdAt: string;
+                            createdBy: string;
+                            expiresAt: string;
+                            id: string;
+                            roles: {
+                                id: string;
+                                name: string;
+                            }[];
+                            status: "pending" | "accepted" | "revoked" | "expired";
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    createInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    expiresInDays?: number;
+                    roleIds: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        expiresAt: string;
+                        id: string;
+                        url: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invitationId: string;
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { invitationsRoutes } from '../invitations/invitations.routes.js';
 import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { ORG_PERMISSIONS, requireSystemPermission, systemPermissions } from '../../http/permissions.js';
@@ -65,6 +66,7 @@ const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, 
   await app.register(rolesRoutes, scoped);
   await app.register(membersRoutes, scoped);
   await app.register(auditLogRoutes, scoped);
+  await app.register(invitationsRoutes, scoped);
 };
 
 const doc = routeDoc('Organizations');

@@ -1,0 +1,245 @@
+import type { ComponentChildren } from 'preact';
+import { LocationProvider, Route, Router, useLocation, useRoute } from 'preact-iso';
+import { useEffect, useState } from 'preact/hooks';
+import { beginSignIn, completeSignIn, isSignedIn, signedOutByUser, signOut } from './auth.js';
+import { AppDetail, Apps, CreateApp } from './pages/apps.js';
+import { BrandEdit, Brands, CreateBrand } from './pages/brands.js';
+import { Connections } from './pages/connections.js';
+import { AcceptInvitation } from './pages/invitations.js';
+import { Members, Roles } from './pages/members.js';
+import { CreateOrg, Home, OrgSettings } from './pages/orgs.js';
+import { Scopes } from './pages/scopes.js';
+import { OrgProvider, SessionProvider, useSession } from './session.js';
+
+type Boot =
+  | { state: 'working'; message: string }
+  | { state: 'signed-in' }
+  | { state: 'signed-out'; message?: string };
+
+/**
+ * The first thing on every load: the callback redeems its code; any other route signs in silently
+ * against the hosted session (unless the user signed out in this tab) and comes back to itself.
+ */
+function useBoot(): [Boot, (b: Boot) => void] {
+  const [boot, setBoot] = useState<Boot>(
+    isSignedIn() ? { state: 'signed-in' } : { state: 'working', message: 'Signing you in…' },
+  );
+  const { route } = useLocation();
+  useEffect(() => {
+    if (isSignedIn()) return;
+    const url = new URL(window.location.href);
+    if (url.pathname === '/console/callback') {
+      completeSignIn(url)
+        .then((r) => {
+          if (r.signedIn) {
+            route(r.returnTo, true);
+            setBoot({ state: 'signed-in' });
+          } else {
+            window.history.replaceState(null, '', r.returnTo);
+            setBoot({ state: 'signed-out', message: r.reason === 'error' ? r.message : undefined });
+          }
+        })
+        .catch((e: Error) => setBoot({ state: 'signed-out', message: e.message }));
+    } else if (signedOutByUser()) {
+      setBoot({ state: 'signed-out', message: 'You signed out.' });
+    } else {
+      void beginSignIn({ silent: true }).catch((e: Error) =>
+        setBoot({ state: 'signed-out', message: e.message }),
+      );
+    }
+  }, []);
+  return [boot, setBoot];
+}
+
+function SignedOut({ message }: { message?: string }) {
+  return (
+    <main class="container narrow">
+      <h1>Gatehouse console</h1>
+      <p>Manage your organizations, brands, apps and sign-in connections.</p>
+      {message && <p role="status">{message}</p>}
+      <button type="button" onClick={() => void beginSignIn({ fresh: signedOutByUser() })}>
+        Sign in
+      </button>
+    </main>
+  );
+}
+
+function OrgSwitcher() {
+  const { orgs } = useSession();
+  const { path, route } = useLocation();
+  const current = /^\/console\/orgs\/([a-z0-9-]+)/.exec(path)?.[1];
+  const active = current === 'new' ? '' : (current ?? '');
+  return (
+    <label class="switcher">
+      <span class="visually-hidden">Organization</span>
+      <select
+        aria-label="Organization"
+        value={active}
+        onChange={(e) => {
+          const v = (e.target as HTMLSelectElement).value;
+          route(v ? `/console/orgs/${v}` : '/console/');
+        }}
+      >
+        <option value="">All organizations</option>
+        {orgs.map((o) => (
+          <option key={o.slug} value={o.slug}>
+            {o.name}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+function Shell({ children }: { children: ComponentChildren }) {
+  const { me } = useSession();
+  const who = me.username ?? me.userPublicKeys?.[0]?.address?.slice(0, 8) ?? me.id;
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="container topbar">
+        <nav aria-label="Console">
+          <ul>
+            <li>
+              <a href="/console/" class="brand">
+                <strong>Gatehouse</strong>
+              </a>
+            </li>
+          </ul>
+          <ul>
+            <li>
+              <OrgSwitcher />
+            </li>
+            <li>
+              <span class="who" title={me.id}>
+                {who}
+              </span>
+            </li>
+            <li>
+              <button type="button" class="secondary outline" onClick={() => void signOut()}>
+                Sign out
+              </button>
+            </li>
+          </ul>
+        </nav>
+      </header>
+      <main id="main" class="container" tabIndex={-1}>
+        {children}
+      </main>
+    </>
+  );
+}
+
+function OrgNav() {
+  const { params } = useRoute();
+  const { path } = useLocation();
+  const base = `/console/orgs/${params.org}`;
+  const links: [string, string][] = [
+    [base, 'Settings'],
+    [`${base}/members`, 'Members'],
+    [`${base}/roles`, 'Roles'],
+    [`${base}/brands`, 'Brands'],
+  ];
+  return (
+    <nav aria-label="Organization" class="tabs">
+      <ul>
+        {links.map(([href, label]) => {
+          const current = href === base ? path === base : path.startsWith(href);
+          return (
+            <li key={href}>
+              <a href={href} aria-current={current ? 'page' : undefined}>
+                {label}
+              </a>
+            </li>
+          );
+        })}
+      </ul>
+    </nav>
+  );
+}
+
+function InOrg({ page: Page }: { page: () => ComponentChildren }) {
+  const { params } = useRoute();
+  return (
+    <OrgProvider slug={params.org}>
+      <OrgNav />
+      <Page />
+    </OrgProvider>
+  );
+}
+
+const orgPage = (Page: () => ComponentChildren) => () => <InOrg page={Page} />;
+
+function NotFound() {
+  return (
+    <>
+      <h1>Not found</h1>
+      <p>
+        There is nothing at this address. <a href="/console/">Back to your organizations</a>.
+      </p>
+    </>
+  );
+}
+
+function SignedIn() {
+  return (
+    <SessionProvider>
+      {(session, failed) =>
+        session ? (
+          <Shell>
+            <Router>
+              <Route path="/console/" component={Home} />
+              <Route path="/console/orgs/new" component={CreateOrg} />
+              <Route path="/console/invitations/accept" component={AcceptInvitation} />
+              <Route path="/console/orgs/:org" component={orgPage(OrgSettings)} />
+              <Route path="/console/orgs/:org/members" component={orgPage(Members)} />
+              <Route path="/console/orgs/:org/roles" component={orgPage(Roles)} />
+              <Route path="/console/orgs/:org/brands" component={orgPage(Brands)} />
+              <Route path="/console/orgs/:org/brands/new" component={orgPage(CreateBrand)} />
+              <Route path="/console/orgs/:org/brands/:brand" component={orgPage(BrandEdit)} />
+              <Route path="/console/orgs/:org/brands/:brand/apps" component={orgPage(Apps)} />
+              <Route path="/console/orgs/:org/brands/:brand/apps/new" component={orgPage(CreateApp)} />
+              <Route path="/console/orgs/:org/brands/:brand/apps/:clientId" component={orgPage(AppDetail)} />
+              <Route path="/console/orgs/:org/brands/:brand/scopes" component={orgPage(Scopes)} />
+              <Route path="/console/orgs/:org/brands/:brand/connections" component={orgPage(Connections)} />
+              <Route default component={NotFound} />
+            </Router>
+          </Shell>
+        ) : failed ? (
+          <main class="container narrow">
+            <p role="alert">{failed}</p>
+          </main>
+        ) : (
+          <main class="container narrow">
+            <p aria-busy="true" role="status">
+              Loading your account…
+            </p>
+          </main>
+        )
+      }
+    </SessionProvider>
+  );
+}
+
+function Root() {
+  const [boot] = useBoot();
+  if (boot.state === 'signed-in') return <SignedIn />;
+  if (boot.state === 'signed-out') return <SignedOut message={boot.message} />;
+  return (
+    <main class="container narrow">
+      <p aria-busy="true" role="status">
+        {boot.message}
+      </p>
+    </main>
+  );
+}
+
+export function App() {
+  return (
+    <LocationProvider scope="/console">
+      <Root />
+    </LocationProvider>
+  );
+}
