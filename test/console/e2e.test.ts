@@ -48,7 +48,7 @@ describe('the console in a browser', () => {
   async function signInThroughHostedPage(p: Page) {
     await p.getByRole('button', { name: 'Sign in' }).click();
     await p.waitForURL(/\/signin\//);
-    await p.getByRole('button', { name: 'Continue with a Solana wallet' }).click();
+    await p.getByRole('button', { name: 'Continue with Phantom' }).click();
     await p.waitForURL(
       (u) => u.pathname.startsWith('/console/') && !u.pathname.startsWith('/console/callback'),
     );
@@ -214,7 +214,7 @@ describe('the console in a browser', () => {
     await owner.clearCookies();
     await page.getByRole('navigation', { name: 'Brand' }).getByRole('link', { name: 'Scopes' }).click();
     await page.waitForURL(/\/signin\//);
-    await page.getByRole('button', { name: 'Continue with a Solana wallet' }).click();
+    await page.getByRole('button', { name: 'Continue with Phantom' }).click();
     await page.waitForURL((u) => u.pathname === `${orgUrl}/brands/acme-shop/scopes`);
     await page.getByRole('rowheader', { name: 'orders:read' }).waitFor();
   });

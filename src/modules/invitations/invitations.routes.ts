@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { requireAccessToken } from '../users/users.guards.js';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { routeDoc } from '../../http/route-doc.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
@@ -106,8 +107,10 @@ export const invitationAcceptRoutes: FastifyPluginAsyncTypebox = async (app) => 
         body: AcceptInvitationBody,
         response: { 200: InvitationAccepted, ...authErrors, ...errorResponses(409, 422) },
       },
+      // A person joins an org from a signed-in browser: an API key (leaked or scoped) cannot.
       preHandler: [
         authenticate(ctx),
+        requireAccessToken,
         ctx.rateLimits.guard('invitationAccept', (req) => req.principal?.userId),
       ],
     },
