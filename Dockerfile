@@ -1,12 +1,20 @@
 # syntax=docker/dockerfile:1
-# Gatehouse: the server runs its TypeScript through tsx (a runtime dependency), so there is no build
-# step; the first stage only installs production dependencies, the second is what runs.
+# Gatehouse: the server runs its TypeScript through tsx (a runtime dependency), so the server needs no
+# build step. The console is a browser bundle: the first stage builds it (npm ci runs `prepare`), the
+# second installs production dependencies only, the last is what runs.
+
+FROM node:20-slim AS console
+WORKDIR /app
+COPY . .
+RUN npm ci --no-audit --no-fund && test -f console/dist/index.html
 
 FROM node:20-slim AS deps
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY clients/typescript/package.json clients/typescript/
+# No scripts: `prepare` builds the console, which the first stage did with its dev dependencies.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 FROM node:20-slim
 WORKDIR /app
@@ -17,6 +25,7 @@ ENV NODE_ENV=production \
     DATA_DIR=/data
 COPY --from=deps --chown=node:node /app/node_modules ./node_modules
 COPY --chown=node:node . .
+COPY --from=console --chown=node:node /app/console/dist ./console/dist
 RUN mkdir -p /data && chown node:node /data
 # The image's unprivileged user (uid 1000); DATA_DIR is the only place it writes.
 USER node

@@ -46,10 +46,31 @@ describe('Dockerfile', () => {
   it('starts the command npm start runs, with node as PID 1 (exec form, no npm, no shell)', () => {
     const cmd = all('CMD').at(-1) ?? '';
     const argv = JSON.parse(cmd) as string[];
-    const start = pkg.scripts.start.replace(/^exec\s+/, '').split(/\s+/);
+    // `npm start` builds the console first when it is stale; the image built it in its first stage.
+    const start = pkg.scripts.start
+      .replace(/^node scripts\/build-console\.mjs && /, '')
+      .replace(/^exec\s+/, '')
+      .split(/\s+/);
     assert.deepEqual(argv, start);
     assert.equal(argv[0], 'node');
     assert.equal(all('ENTRYPOINT').length, 0);
+  });
+
+  it('builds the console in a stage with dev dependencies and copies only the bundle into the image', () => {
+    const runs = all('RUN');
+    assert.ok(
+      runs.some((r) => /npm ci\b/.test(r) && !/--omit=dev/.test(r) && /console\/dist\/index\.html/.test(r)),
+      'a stage runs the full npm ci (prepare builds the console) and checks the bundle',
+    );
+    assert.ok(
+      runs.some((r) => /npm ci\b.*--omit=dev/.test(r) && /--ignore-scripts/.test(r)),
+      'production dependencies are installed without prepare (it needs the dev dependencies)',
+    );
+    assert.ok(all('COPY').some((c) => /--from=console\b.*console\/dist/.test(c)));
+    assert.ok(
+      all('COPY').some((c) => c.includes('clients/typescript/package.json')),
+      'the workspace npm ci needs',
+    );
   });
 
   it('exposes the default public port and the metrics port it sets, and they differ', () => {

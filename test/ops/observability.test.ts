@@ -57,7 +57,12 @@ describe('request logs and metrics', () => {
       routes: (app) => {
         app.get(
           '/test/with-operation',
-          { schema: { operationId: 'testWithOperation' } as object },
+          {
+            schema: {
+              operationId: 'testWithOperation',
+              response: { 200: { type: 'object', properties: { ok: { type: 'number' } } } },
+            } as object,
+          },
           async () => ({
             ok: 1,
           }),
