@@ -44,16 +44,19 @@ export async function createSigningKey(db: Db, encryptor: Encryptor, clock: Cloc
  * token they signed has expired (`retiredKeyGrace`).
  */
 export async function rotateSigningKey(db: Db, encryptor: Encryptor, clock: Clock): Promise<string> {
-  const kid = await createSigningKey(db, encryptor, clock);
-  await db
-    .updateTable('signing_keys')
-    .set({ retired_at: clock.now() })
-    .where('kid', '!=', kid)
-    .where('retired_at', 'is', null)
-    .execute();
-  // Every instance rereads its key set now (the CLI rotates with no server in process).
-  await publishInvalidation(db, 'keys', ['*']);
-  return kid;
+  return db.transaction().execute(async (trx) => {
+    const kid = await createSigningKey(trx, encryptor, clock);
+    await trx
+      .updateTable('signing_keys')
+      .set({ retired_at: clock.now() })
+      .where('kid', '!=', kid)
+      .where('retired_at', 'is', null)
+      .execute();
+    // Every instance rereads its key set when this commits (the CLI rotates with no server in
+    // process); in the transaction, so no key change goes unannounced.
+    await publishInvalidation(trx, 'keys', ['*']);
+    return kid;
+  });
 }
 
 /**

@@ -133,8 +133,9 @@ export async function createWebhook(
       resourceId: id,
       metadata: { url, events },
     });
+    await ctx.invalidation.publish('webhooks', [org.id], trx);
   });
-  await ctx.invalidation.publish('webhooks', [org.id]);
+  ctx.invalidation.applied('webhooks', [org.id]);
   return { ...presentWebhook(row), secret };
 }
 
@@ -196,9 +197,10 @@ export async function updateWebhook(
       resourceId: id,
       metadata: { changed },
     });
+    await ctx.invalidation.publish('webhooks', [orgId], trx);
     return presentWebhook(after);
   });
-  await ctx.invalidation.publish('webhooks', [orgId]);
+  ctx.invalidation.applied('webhooks', [orgId]);
   return updated;
 }
 
@@ -221,8 +223,9 @@ export async function deleteWebhook(
       resourceId: id,
       metadata: { url: w.url },
     });
+    await ctx.invalidation.publish('webhooks', [orgId], trx);
   });
-  await ctx.invalidation.publish('webhooks', [orgId]);
+  ctx.invalidation.applied('webhooks', [orgId]);
 }
 
 /** A new secret, effective at once: the next attempt of any delivery signs with it. */
