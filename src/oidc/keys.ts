@@ -67,6 +67,13 @@ export async function rotateSigningKey(db: Db, encryptor: Encryptor, clock: Cloc
 export class KeyStore {
   private state: KeyState | null = null;
   private loading: Promise<KeyState> | null = null;
+  /** The generation `loading` started in. */
+  private loadingGeneration = 0;
+  /**
+   * Bumped by every invalidation: a read that started before it may predate the change, so it is
+   * neither shared with later callers nor kept as the state.
+   */
+  private generation = 0;
 
   constructor(
     private readonly db: Db,
@@ -75,6 +82,7 @@ export class KeyStore {
     private readonly bus?: InvalidationBus,
   ) {
     bus?.on('keys', () => {
+      this.generation++;
       this.state = null;
     });
   }
@@ -118,13 +126,19 @@ export class KeyStore {
   }
 
   async reload(): Promise<KeyState> {
-    if (!this.loading) {
-      this.loading = this.load().finally(() => {
-        this.loading = null;
+    const generation = this.generation;
+    let loading = this.loading;
+    if (!loading || this.loadingGeneration !== generation) {
+      const started = this.load().finally(() => {
+        if (this.loading === started) this.loading = null;
       });
+      loading = started;
+      this.loading = started;
+      this.loadingGeneration = generation;
     }
-    this.state = await this.loading;
-    return this.state;
+    const state = await loading;
+    if (generation === this.generation) this.state = state;
+    return state;
   }
 
   private async current(): Promise<KeyState> {
