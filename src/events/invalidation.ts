@@ -163,15 +163,18 @@ export class InvalidationBus {
   }
 
   /**
-   * Drops the entries on this instance now and announces them to every instance. With `trx`, the
-   * announcement goes out when that transaction commits.
+   * Drops the entries on this instance now and announces them to every other instance. With `trx`
+   * (the way to announce a change: no failure or crash after the commit can lose it), the
+   * announcement goes out when that transaction commits, and the caller drops this instance's
+   * entries with `applied` after the commit (its own notification is skipped, so listeners here
+   * hear each change once).
    */
   async publish(topic: InvalidationTopic, keys: Iterable<string>, trx?: Executor): Promise<void> {
     const list = [...keys];
-    // Inside a transaction the change is not visible yet: this instance hears it at commit, too.
+    // Inside a transaction the change is not visible yet: `applied` drops the entries at commit.
     if (!trx) for (const k of list) this.deliver(topic, k);
     try {
-      await publishInvalidation(trx ?? this.database.db, topic, list, trx ? '-' : this.id);
+      await publishInvalidation(trx ?? this.database.db, topic, list, this.id);
     } catch (err) {
       if (trx) throw err;
       // The change is committed; entries elsewhere still expire by their TTL.
@@ -242,8 +245,8 @@ export class InvalidationBus {
   }
 
   /**
-   * After a transaction that published with `trx` committed: drops the entries on this instance at
-   * once (its own notification arrives a moment later; the other instances hear it at the commit).
+   * After a transaction that published with `trx` committed: drops the entries on this instance
+   * (the other instances hear the notification at the commit).
    */
   applied(topic: InvalidationTopic, keys: Iterable<string>): void {
     for (const k of keys) this.deliver(topic, k);

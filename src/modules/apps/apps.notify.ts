@@ -27,7 +27,7 @@ export async function notifyAppChanged(
   await ctx.invalidation.publish('app', clientIds, trx);
 }
 
-/** After the commit: this instance drops the entries at once, before its own notification arrives. */
+/** After the commit: this instance drops the entries (it skips its own notification). */
 export function appChangeCommitted(ctx: AppContext, clientIds: Iterable<string>): void {
   ctx.invalidation.applied('app', clientIds);
 }

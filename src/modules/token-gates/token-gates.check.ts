@@ -234,7 +234,7 @@ export async function invalidateGateLookups(ctx: AppContext, trx: Executor, gate
   await ctx.invalidation.publish('gate', [gateId], trx);
 }
 
-/** After the commit: this instance drops them at once, before its own notification arrives. */
+/** After the commit: this instance drops them (it skips its own notification). */
 export function gateWriteCommitted(ctx: AppContext, gateId: string): void {
   ctx.invalidation.applied('gate', [gateId]);
 }
