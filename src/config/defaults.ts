@@ -19,6 +19,19 @@ export const defaults = {
    * should a notification be lost.
    */
   clientCacheTtlMs: 5000,
+  /**
+   * How often an instance checks that its invalidation channel still delivers (milliseconds): it
+   * sends itself a notification and waits for it. A half-open connection (a partition without a
+   * reset) or a pooler that drops LISTEN raises no error, so only this catches the silent loss.
+   */
+  invalidationHeartbeatMs: 3000,
+  /**
+   * How long that notification may take (milliseconds). Past it the instance turns its caches off
+   * (reads go to the database), drops the connection and listens again.
+   */
+  invalidationHeartbeatTimeoutMs: 2000,
+  /** How long an instance waits before listening again after its channel failed (milliseconds). */
+  invalidationRetryMs: 1000,
   /** Most OAuth clients (hits and misses) one instance keeps cached. */
   clientCacheMaxEntries: 10_000,
   /** How often an instance deletes expired codes, device codes and revocation records (seconds). */

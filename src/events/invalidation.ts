@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config/index.js';
+import { defaults } from '../config/defaults.js';
 import type { DatabaseHandle } from '../db/index.js';
 import type { Executor } from '../db/types.js';
 
@@ -77,6 +78,16 @@ export interface InvalidationLog {
   warn(obj: unknown, msg?: string): void;
 }
 
+/** The liveness check of the channel (milliseconds; tests shorten them). */
+export interface HeartbeatTiming {
+  /** Between two round trips. */
+  intervalMs: number;
+  /** Most a round trip may take before the channel counts as lost. */
+  timeoutMs: number;
+  /** Before listening again after a failure. */
+  retryMs: number;
+}
+
 /**
  * Cross-instance invalidation of the caches of security state (DESIGN.md §5: a rotated secret, a
  * disabled app, a new signing key, a changed gate or subscription takes effect on every instance at
@@ -85,7 +96,11 @@ export interface InvalidationLog {
  *
  * Fail closed: `healthy` is false while the channel is not listening (not yet connected, connection
  * lost, reconnecting); caches then read through to the database on every use. Each change of state
- * drops every cached entry, since notifications sent meanwhile were missed.
+ * drops every cached entry, since notifications sent meanwhile were missed. A lost connection that
+ * raises no error (a half-open socket, a pooler that does not keep LISTEN) is caught by a heartbeat:
+ * every `intervalMs` the instance sends itself a notification; when it does not arrive within
+ * `timeoutMs` the channel counts as lost. The channel counts as listening only once such a round trip
+ * succeeded on the new connection.
  */
 export class InvalidationBus {
   private readonly handlers = new Map<string, Set<Handler>>();
@@ -94,6 +109,19 @@ export class InvalidationBus {
   private schema = 'public';
   private unlisten: (() => Promise<void>) | null = null;
   private readonly waiting = new Map<string, () => void>();
+  private timing: HeartbeatTiming = {
+    intervalMs: defaults.invalidationHeartbeatMs,
+    timeoutMs: defaults.invalidationHeartbeatTimeoutMs,
+    retryMs: defaults.invalidationRetryMs,
+  };
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  /** Ends the current connection and listens again (set while subscribed). */
+  private dropConnection: (() => void) | null = null;
+  /**
+   * Test seam: while true, incoming notifications are lost the way a half-open connection loses
+   * them (no error, nothing delivered).
+   */
+  deaf = false;
   /**
    * This instance's name in payloads, so it skips the echo of what it applied already; also in its
    * listening connection's `application_name` (`gatehouse-invalidation-<id>`).
@@ -115,6 +143,12 @@ export class InvalidationBus {
     this.log = log;
   }
 
+  /** Changes the heartbeat's timing (tests shorten it); the next beat follows the new interval. */
+  setHeartbeat(timing: Partial<HeartbeatTiming>): void {
+    this.timing = { ...this.timing, ...timing };
+    if (this.heartbeatTimer) this.scheduleHeartbeat();
+  }
+
   /** Subscribes to a topic; the handler hears each changed key (`*` for all). Returns the unsubscribe. */
   on(topic: InvalidationTopic, handler: Handler): () => void {
     let set = this.handlers.get(topic);
@@ -129,15 +163,18 @@ export class InvalidationBus {
   }
 
   /**
-   * Drops the entries on this instance now and announces them to every instance. With `trx`, the
-   * announcement goes out when that transaction commits.
+   * Drops the entries on this instance now and announces them to every other instance. With `trx`
+   * (the way to announce a change: no failure or crash after the commit can lose it), the
+   * announcement goes out when that transaction commits, and the caller drops this instance's
+   * entries with `applied` after the commit (its own notification is skipped, so listeners here
+   * hear each change once).
    */
   async publish(topic: InvalidationTopic, keys: Iterable<string>, trx?: Executor): Promise<void> {
     const list = [...keys];
-    // Inside a transaction the change is not visible yet: this instance hears it at commit, too.
+    // Inside a transaction the change is not visible yet: `applied` drops the entries at commit.
     if (!trx) for (const k of list) this.deliver(topic, k);
     try {
-      await publishInvalidation(trx ?? this.database.db, topic, list, trx ? '-' : this.id);
+      await publishInvalidation(trx ?? this.database.db, topic, list, this.id);
     } catch (err) {
       if (trx) throw err;
       // The change is committed; entries elsewhere still expire by their TTL.
@@ -154,15 +191,65 @@ export class InvalidationBus {
     if (!this.listening) return;
     const id = randomBytes(8).toString('hex');
     const arrived = new Promise<void>((resolve) => this.waiting.set(id, resolve));
+    await this.sendMarker(id);
+    await arrived;
+  }
+
+  private async sendMarker(id: string): Promise<void> {
     await sql`select pg_notify(${INVALIDATION_CHANNEL}, current_schema() || ${`\t-\t${SYNC}\t${id}`})`.execute(
       this.database.db,
     );
-    await arrived;
+  }
+
+  /** Whether a marker sent now comes back through the channel within `timeoutMs`. */
+  private async roundTrip(timeoutMs: number): Promise<boolean> {
+    const id = randomBytes(8).toString('hex');
+    let timer: NodeJS.Timeout | undefined;
+    const arrived = new Promise<boolean>((resolve) => {
+      this.waiting.set(id, () => resolve(true));
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      await this.sendMarker(id);
+      return await arrived;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+      this.waiting.delete(id);
+    }
+  }
+
+  private scheduleHeartbeat(): void {
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = null;
+    if (this.stopped) return;
+    this.heartbeatTimer = setTimeout(() => void this.beat(), this.timing.intervalMs);
+    this.heartbeatTimer.unref();
+  }
+
+  private async beat(): Promise<void> {
+    if (this.listening && !(await this.roundTrip(this.timing.timeoutMs)) && this.listening && !this.stopped) {
+      this.log?.warn('cache invalidation: heartbeat lost; caches are off until the channel is back');
+      this.setListening(false);
+      const drop = this.dropConnection;
+      this.dropConnection = null;
+      drop?.();
+    }
+    this.scheduleHeartbeat();
   }
 
   /** Drops entries on this instance only (see `invalidateEverywhere`). */
   deliverLocal(topic: InvalidationTopic, key: string): void {
     this.deliver(topic, key);
+  }
+
+  /**
+   * After a transaction that published with `trx` committed: drops the entries on this instance
+   * (the other instances hear the notification at the commit).
+   */
+  applied(topic: InvalidationTopic, keys: Iterable<string>): void {
+    for (const k of keys) this.deliver(topic, k);
   }
 
   private deliver(topic: string, key: string): void {
@@ -182,7 +269,7 @@ export class InvalidationBus {
   }
 
   private onPayload(payload: string | null | undefined): void {
-    if (!payload) return;
+    if (!payload || this.deaf) return;
     const [schema, origin, topic, ...rest] = payload.split('\t');
     if (schema !== this.schema || origin === this.id) return;
     const key = rest.join('\t');
@@ -209,11 +296,15 @@ export class InvalidationBus {
     this.schema = row.rows[0]?.s ?? 'public';
     liveBuses.add(this);
     await this.subscribe();
+    this.scheduleHeartbeat();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     liveBuses.delete(this);
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = null;
+    this.dropConnection = null;
     this.setListening(false);
     const u = this.unlisten;
     this.unlisten = null;
@@ -229,6 +320,17 @@ export class InvalidationBus {
       if (database.pglite) {
         const off = await database.pglite.listen(INVALIDATION_CHANNEL, (p) => this.onPayload(p));
         this.unlisten = async () => off();
+        const drop = () => {
+          this.unlisten = null;
+          void off().catch(() => {});
+          this.retrySoon();
+        };
+        if (!(await this.roundTrip(this.timing.timeoutMs))) {
+          drop();
+          return;
+        }
+        if (this.stopped) return;
+        this.dropConnection = drop;
         this.setListening(true);
       } else if (database.kind === 'postgres' && config.databaseUrl) {
         await this.subscribePostgres(config.databaseUrl);
@@ -242,12 +344,14 @@ export class InvalidationBus {
 
   private retrySoon(): void {
     if (this.stopped) return;
-    setTimeout(() => void this.subscribe(), 1000).unref();
+    setTimeout(() => void this.subscribe(), this.timing.retryMs).unref();
   }
 
   private async subscribePostgres(url: string): Promise<void> {
     const client = new pg.Client({
       connectionString: url,
+      // TCP keepalive: a peer gone without a reset ends the connection instead of leaving it open.
+      keepAlive: true,
       application_name: `gatehouse-invalidation-${this.id}`,
     });
     let ended = false;
@@ -282,6 +386,14 @@ export class InvalidationBus {
       ended = true;
       await client.end();
     };
+    // Listening only once a notification has made it through this connection.
+    if (!(await this.roundTrip(this.timing.timeoutMs))) {
+      this.unlisten = null;
+      lost();
+      return;
+    }
+    if (this.stopped || ended) return;
+    this.dropConnection = lost;
     this.setListening(true);
   }
 }

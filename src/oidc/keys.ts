@@ -44,16 +44,19 @@ export async function createSigningKey(db: Db, encryptor: Encryptor, clock: Cloc
  * token they signed has expired (`retiredKeyGrace`).
  */
 export async function rotateSigningKey(db: Db, encryptor: Encryptor, clock: Clock): Promise<string> {
-  const kid = await createSigningKey(db, encryptor, clock);
-  await db
-    .updateTable('signing_keys')
-    .set({ retired_at: clock.now() })
-    .where('kid', '!=', kid)
-    .where('retired_at', 'is', null)
-    .execute();
-  // Every instance rereads its key set now (the CLI rotates with no server in process).
-  await publishInvalidation(db, 'keys', ['*']);
-  return kid;
+  return db.transaction().execute(async (trx) => {
+    const kid = await createSigningKey(trx, encryptor, clock);
+    await trx
+      .updateTable('signing_keys')
+      .set({ retired_at: clock.now() })
+      .where('kid', '!=', kid)
+      .where('retired_at', 'is', null)
+      .execute();
+    // Every instance rereads its key set when this commits (the CLI rotates with no server in
+    // process); in the transaction, so no key change goes unannounced.
+    await publishInvalidation(trx, 'keys', ['*']);
+    return kid;
+  });
 }
 
 /**
@@ -64,6 +67,13 @@ export async function rotateSigningKey(db: Db, encryptor: Encryptor, clock: Cloc
 export class KeyStore {
   private state: KeyState | null = null;
   private loading: Promise<KeyState> | null = null;
+  /** The generation `loading` started in. */
+  private loadingGeneration = 0;
+  /**
+   * Bumped by every invalidation: a read that started before it may predate the change, so it is
+   * neither shared with later callers nor kept as the state.
+   */
+  private generation = 0;
 
   constructor(
     private readonly db: Db,
@@ -72,6 +82,7 @@ export class KeyStore {
     private readonly bus?: InvalidationBus,
   ) {
     bus?.on('keys', () => {
+      this.generation++;
       this.state = null;
     });
   }
@@ -118,13 +129,19 @@ export class KeyStore {
   }
 
   async reload(): Promise<KeyState> {
-    if (!this.loading) {
-      this.loading = this.load().finally(() => {
-        this.loading = null;
+    const generation = this.generation;
+    let loading = this.loading;
+    if (!loading || this.loadingGeneration !== generation) {
+      const started = this.load().finally(() => {
+        if (this.loading === started) this.loading = null;
       });
+      loading = started;
+      this.loading = started;
+      this.loadingGeneration = generation;
     }
-    this.state = await this.loading;
-    return this.state;
+    const state = await loading;
+    if (generation === this.generation) this.state = state;
+    return state;
   }
 
   private async current(): Promise<KeyState> {

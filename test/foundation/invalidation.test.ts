@@ -166,6 +166,81 @@ describe('caches of security state across instances', () => {
     }
   });
 
+  /** Resolves when `t`'s caches are dropped whole (the bus changed state); rejects after `ms`. */
+  const flippedWithin = (t: TestApp, ms: number) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off();
+        reject(new Error('the channel did not change state'));
+      }, ms);
+      const off = t.ctx.invalidation.on('app', (key) => {
+        if (key === '*') {
+          clearTimeout(timer);
+          off();
+          resolve();
+        }
+      });
+    });
+
+  it('a channel that silently stops delivering is caught by the heartbeat: caches off, then back', async () => {
+    const c = await buildTestApp({ shareWith: a });
+    try {
+      c.ctx.invalidation.setHeartbeat({ intervalMs: 20, timeoutMs: 100, retryMs: 20 });
+      assert.equal((await token(c, secret)).statusCode, 200, 'C has the client cached');
+      // A half-open connection: no error, no notification.
+      c.ctx.invalidation.deaf = true;
+      const down = flippedWithin(c, 3000);
+      const rotated = await call(
+        a,
+        owner,
+        'POST',
+        `${brandUrl(org, brand.slug)}/apps/${clientId}/rotate-secret`,
+      );
+      assert.equal(rotated.status, 200, rotated.raw);
+      await down;
+      assert.equal(c.ctx.invalidation.healthy, false);
+      // C never heard of the rotation, yet refuses the old secret: it reads through.
+      assert.equal((await token(c, secret)).statusCode, 401);
+      secret = rotated.body.clientSecret;
+      assert.equal((await token(c, secret)).statusCode, 200);
+      // Reconnecting does not count as listening until a notification made it through.
+      assert.equal(c.ctx.invalidation.healthy, false);
+      const up = flippedWithin(c, 3000);
+      c.ctx.invalidation.deaf = false;
+      await up;
+      assert.equal(c.ctx.invalidation.healthy, true, 'listening again');
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('announces a change in its transaction: a lost statement after the commit leaves no instance stale', async () => {
+    assert.equal((await token(b, secret)).statusCode, 200, 'B has the client cached');
+    // A's notifications sent on their own after a commit are lost (the process died, pg_notify failed).
+    const bus = a.ctx.invalidation;
+    const publish = bus.publish.bind(bus);
+    bus.publish = async (topic, keys, trx) => {
+      if (trx) return publish(topic, keys, trx);
+      for (const k of keys) bus.deliverLocal(topic, k);
+    };
+    try {
+      const rotated = await call(
+        a,
+        owner,
+        'POST',
+        `${brandUrl(org, brand.slug)}/apps/${clientId}/rotate-secret`,
+      );
+      assert.equal(rotated.status, 200, rotated.raw);
+      await b.ctx.invalidation.sync();
+      assert.equal((await token(b, secret)).statusCode, 401, 'B refuses the old secret');
+      assert.equal((await token(a, secret)).statusCode, 401, 'A refuses it at once');
+      secret = rotated.body.clientSecret;
+      assert.equal((await token(b, secret)).statusCode, 200);
+    } finally {
+      bus.publish = publish;
+    }
+  });
+
   it('fails closed: with its channel down an instance serves nothing from its caches', async () => {
     const c = await buildTestApp({ shareWith: a });
     try {

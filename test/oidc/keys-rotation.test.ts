@@ -63,3 +63,37 @@ describe('signing key rotation under traffic', () => {
     assert.deepEqual(await jwksKids(), [newKid]);
   });
 });
+
+describe('key set reads racing a rotation', () => {
+  test('a read that started before a rotation is not kept once the rotation invalidated the key set', async () => {
+    const store = t.ctx.keys as unknown as { load(): Promise<unknown> };
+    const realLoad = store.load.bind(store);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let read!: () => void;
+    const readDone = new Promise<void>((resolve) => {
+      read = resolve;
+    });
+    // The read completes before the rotation commits; its answer comes back after the invalidation.
+    store.load = async () => {
+      const state = await realLoad();
+      read();
+      await held;
+      return state;
+    };
+    let newKid: string;
+    try {
+      const pending = t.ctx.keys.reload();
+      await readDone;
+      newKid = await rotateSigningKey(t.ctx.db, t.ctx.encryptor, t.clock);
+      await t.ctx.invalidation.sync();
+      release();
+      await pending;
+    } finally {
+      store.load = realLoad;
+    }
+    assert.ok((await jwksKids()).includes(newKid), 'the JWKS lists the new key');
+  });
+});

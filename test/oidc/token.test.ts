@@ -15,7 +15,7 @@ import {
   setProfile,
   subscribeTokenEvents,
 } from '../helpers/oidc.js';
-import { notifyAppChanged } from '../../src/modules/apps/apps.notify.js';
+import { appChangeCommitted, notifyAppChanged } from '../../src/modules/apps/apps.notify.js';
 import { issueAuthorizationCode } from '../../src/oidc/codes.js';
 import { sha256 } from '../../src/lib/hash.js';
 import { createHash } from 'node:crypto';
@@ -517,8 +517,11 @@ describe('token endpoint errors', () => {
         client_secret: changing.clientSecret,
       });
     assert.equal((await call()).statusCode, 200);
-    await t.ctx.db.updateTable('apps').set({ enabled: false }).where('id', '=', changing.appId).execute();
-    await notifyAppChanged(t.ctx, [changing.clientId]);
+    await t.ctx.db.transaction().execute(async (trx) => {
+      await trx.updateTable('apps').set({ enabled: false }).where('id', '=', changing.appId).execute();
+      await notifyAppChanged(t.ctx, trx, [changing.clientId]);
+    });
+    appChangeCommitted(t.ctx, [changing.clientId]);
     assert.equal(json(await call()).error, 'invalid_client');
   });
 

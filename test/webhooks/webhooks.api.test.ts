@@ -1,7 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+} from 'kysely';
+import type { Database } from '../../src/db/types.js';
 import { deleteOrg } from '../../src/modules/orgs/orgs.service.js';
 import { webhookWorker } from '../../src/modules/webhooks/webhooks.routes.js';
+import { webhookInterest } from '../../src/modules/webhooks/webhooks.service.js';
 import { buildTestApp, createUser, grantSystem, json, type TestApp, type TestUser } from '../helpers/app.js';
 import { addMember, seedOrg, type TestOrg } from '../helpers/fixtures.js';
 import { fireEvent } from './receiver.js';
@@ -438,6 +449,54 @@ describe('webhooks API', () => {
     });
     assert.equal(write.statusCode, 403);
     assert.deepEqual(json(write).error.details.missing, ['admin.orgs.edit']);
+  });
+
+  it('a subscription read racing a webhook write is not cached past the write', async () => {
+    const o = await seedOrg(t, owner);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let read!: () => void;
+    const readDone = new Promise<void>((resolve) => {
+      read = resolve;
+    });
+    // The read runs before the write commits; its rows come back after the write's invalidation
+    // (the read's connection is free meanwhile, as on a pool).
+    class HeldDriver extends DummyDriver {
+      override async acquireConnection(): Promise<DatabaseConnection> {
+        return {
+          executeQuery: async <R>(query: CompiledQuery) => {
+            const result = await t.ctx.db.executeQuery<R>(query);
+            read();
+            await held;
+            return result;
+          },
+          streamQuery: () => {
+            throw new Error('not streamed');
+          },
+        };
+      }
+    }
+    const slow = new Kysely<Database>({
+      dialect: {
+        createAdapter: () => new PostgresAdapter(),
+        createDriver: () => new HeldDriver(),
+        createIntrospector: (db) => new PostgresIntrospector(db),
+        createQueryCompiler: () => new PostgresQueryCompiler(),
+      },
+    });
+    const pending = webhookInterest(slow, o.id, 'token.issued');
+    await readDone;
+    const made = await create(
+      { url: uniqueUrl(), events: ['token.issued'] },
+      owner,
+      `/identity/organizations/${o.slug}/webhooks`,
+    );
+    assert.equal(made.statusCode, 201, made.body);
+    release();
+    assert.equal(await pending, false, 'the racing read saw no subscription');
+    assert.equal(await webhookInterest(t.ctx.db, o.id, 'token.issued'), true, 'the next read is fresh');
   });
 });
 

@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context.js';
+import type { Executor } from '../../db/types.js';
 
 /**
  * Cache-invalidation seam for the issuer: listeners hear the client id of every app whose
@@ -13,7 +14,20 @@ export function onAppChanged(ctx: AppContext, listener: AppChangeListener): () =
   return ctx.invalidation.on('app', listener);
 }
 
-/** Tells every instance; a failure to reach the others never fails the request that changed the app. */
-export async function notifyAppChanged(ctx: AppContext, clientIds: Iterable<string>): Promise<void> {
-  await ctx.invalidation.publish('app', clientIds);
+/**
+ * Inside the transaction that changed the apps: every instance hears of it when (and only if) it
+ * commits, so no crash or failed statement after the commit can leave another instance stale. A
+ * failure to queue the notification fails the change. Call `appChangeCommitted` after the commit.
+ */
+export async function notifyAppChanged(
+  ctx: AppContext,
+  trx: Executor,
+  clientIds: Iterable<string>,
+): Promise<void> {
+  await ctx.invalidation.publish('app', clientIds, trx);
+}
+
+/** After the commit: this instance drops the entries (it skips its own notification). */
+export function appChangeCommitted(ctx: AppContext, clientIds: Iterable<string>): void {
+  ctx.invalidation.applied('app', clientIds);
 }

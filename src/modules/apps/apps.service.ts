@@ -10,7 +10,7 @@ import { newId, newSecret, randomAlphanumeric } from '../../lib/ids.js';
 import { STANDARD_SCOPES } from '../../oidc/discovery.js';
 import { lockBrand, requireBrand } from '../brands/brands.service.js';
 import { scopeNames } from '../scopes/scopes.queries.js';
-import { notifyAppChanged } from './apps.notify.js';
+import { appChangeCommitted, notifyAppChanged } from './apps.notify.js';
 import * as q from './apps.queries.js';
 import type { App, AppCreateBody, AppCreated, AppPatchBody, AppType } from './apps.schemas.js';
 
@@ -303,9 +303,10 @@ export async function updateApp(
         ...(disabled ? [{ type: 'oidcClient.deleted' as const, data: { clientId, brand: brand.slug } }] : []),
       ],
     });
+    await notifyAppChanged(ctx, trx, [clientId]);
     return { app: toApp(row, brand.slug), changed: true };
   });
-  if (result.changed) await notifyAppChanged(ctx, [clientId]);
+  if (result.changed) appChangeCommitted(ctx, [clientId]);
   return result.app;
 }
 
@@ -333,9 +334,10 @@ export async function rotateSecret(
       metadata: { clientId, brand: brand.slug },
       events: [{ type: 'oidcClient.secret.rotated', data: { clientId } }],
     });
+    await notifyAppChanged(ctx, trx, [clientId]);
     return fresh;
   });
-  await notifyAppChanged(ctx, [clientId]);
+  appChangeCommitted(ctx, [clientId]);
   return { clientSecret: secret };
 }
 
@@ -361,6 +363,7 @@ export async function deleteApp(
       metadata: { clientId, brand: brand.slug },
       events: [{ type: 'oidcClient.deleted', data: { clientId, brand: brand.slug } }],
     });
+    await notifyAppChanged(ctx, trx, [clientId]);
   });
-  await notifyAppChanged(ctx, [clientId]);
+  appChangeCommitted(ctx, [clientId]);
 }

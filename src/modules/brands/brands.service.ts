@@ -6,7 +6,7 @@ import type { BrandRow, BrandsTable, Executor, OrgRow } from '../../db/types.js'
 import { conflict, type FieldError, notFound, unprocessable, validationFailed } from '../../http/errors.js';
 import { recordMutation } from '../../events/outbox.js';
 import { newId, randomAlphanumeric } from '../../lib/ids.js';
-import { notifyAppChanged } from '../apps/apps.notify.js';
+import { appChangeCommitted, notifyAppChanged } from '../apps/apps.notify.js';
 import { type FileTracker, fileTrackers, resolveFileId } from '../files/files.service.js';
 import * as q from './brands.queries.js';
 import {
@@ -248,7 +248,9 @@ export async function deleteBrand(ctx: AppContext, org: OrgRow, actorUserId: str
         })),
       ],
     });
-    return apps.map((a) => a.client_id);
+    const ids = apps.map((a) => a.client_id);
+    await notifyAppChanged(ctx, trx, ids);
+    return ids;
   });
-  await notifyAppChanged(ctx, disabledApps);
+  appChangeCommitted(ctx, disabledApps);
 }

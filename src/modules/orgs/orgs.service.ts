@@ -7,7 +7,7 @@ import { forbidden, notFound, unprocessable } from '../../http/errors.js';
 import { BUILT_IN_ROLES } from '../../http/permissions.js';
 import { diff, recordMutation } from '../../events/outbox.js';
 import { newId } from '../../lib/ids.js';
-import { notifyAppChanged } from '../apps/apps.notify.js';
+import { appChangeCommitted, notifyAppChanged } from '../apps/apps.notify.js';
 import { fileTrackers, resolveFileId } from '../files/files.service.js';
 import * as q from './orgs.queries.js';
 import type { CreateOrgInput, OrgView, UpdateOrgInput } from './orgs.schemas.js';
@@ -185,8 +185,9 @@ export async function deleteOrg(
         slugReservedUntil: new Date(now.getTime() + defaults.orgSlugReservation * 1000).toISOString(),
       },
     });
+    // Every instance's client cache drops them when the deletion commits, not when entries expire.
+    await notifyAppChanged(ctx, trx, apps);
     return apps;
   });
-  // The issuer's client cache drops them now, not when its entries expire.
-  await notifyAppChanged(ctx, disabledApps);
+  appChangeCommitted(ctx, disabledApps);
 }

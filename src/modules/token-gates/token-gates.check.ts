@@ -226,9 +226,17 @@ const NOT_FOUND: CheckResult = { hasAccess: false, balance: null, reason: 'walle
 
 const byContext = new WeakMap<AppContext, GateChecker>();
 
-/** Drops cached lookups of one gate on every instance (after a write to it committed). */
-export async function invalidateGateLookups(ctx: AppContext, gateId: string): Promise<void> {
-  await ctx.invalidation.publish('gate', [gateId]);
+/**
+ * Inside the transaction that writes a gate: every instance drops its cached lookups of it when the
+ * write commits. Call `gateWriteCommitted` after the commit.
+ */
+export async function invalidateGateLookups(ctx: AppContext, trx: Executor, gateId: string): Promise<void> {
+  await ctx.invalidation.publish('gate', [gateId], trx);
+}
+
+/** After the commit: this instance drops them (it skips its own notification). */
+export function gateWriteCommitted(ctx: AppContext, gateId: string): void {
+  ctx.invalidation.applied('gate', [gateId]);
 }
 
 /** Drops cached lookups of an org's gates in this process now and on every instance when `trx` commits. */

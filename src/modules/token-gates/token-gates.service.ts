@@ -6,7 +6,7 @@ import { type Clock, systemClock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { isSolanaAddress } from '../../lib/solana.js';
 import { onOrgDeleted } from '../orgs/orgs.service.js';
-import { invalidateGateLookups, invalidateOrgGateLookups } from './token-gates.check.js';
+import { gateWriteCommitted, invalidateGateLookups, invalidateOrgGateLookups } from './token-gates.check.js';
 import {
   deleteGate,
   disableGatesOfOrg,
@@ -96,9 +96,10 @@ export async function createGate(
         },
       ],
     });
+    await invalidateGateLookups(ctx, trx, created.id);
     return created;
   });
-  await invalidateGateLookups(ctx, row.id);
+  gateWriteCommitted(ctx, row.id);
   return toView(row, org.slug);
 }
 
@@ -152,9 +153,10 @@ export async function patchGate(
       metadata: { changed: Object.keys(changes.after) },
       events: [{ type: 'tokenGate.updated', data: { gateId, ...changes } }],
     });
+    await invalidateGateLookups(ctx, trx, gateId);
     return after;
   });
-  await invalidateGateLookups(ctx, gateId);
+  gateWriteCommitted(ctx, gateId);
   return toView(row, org.slug);
 }
 
@@ -175,8 +177,9 @@ export async function removeGate(
       resourceId: gateId,
       events: [{ type: 'tokenGate.deleted', data: { gateId } }],
     });
+    await invalidateGateLookups(ctx, trx, gateId);
   });
-  await invalidateGateLookups(ctx, gateId);
+  gateWriteCommitted(ctx, gateId);
 }
 
 /**

@@ -133,8 +133,9 @@ export async function createWebhook(
       resourceId: id,
       metadata: { url, events },
     });
+    await ctx.invalidation.publish('webhooks', [org.id], trx);
   });
-  await ctx.invalidation.publish('webhooks', [org.id]);
+  ctx.invalidation.applied('webhooks', [org.id]);
   return { ...presentWebhook(row), secret };
 }
 
@@ -196,9 +197,10 @@ export async function updateWebhook(
       resourceId: id,
       metadata: { changed },
     });
+    await ctx.invalidation.publish('webhooks', [orgId], trx);
     return presentWebhook(after);
   });
-  await ctx.invalidation.publish('webhooks', [orgId]);
+  ctx.invalidation.applied('webhooks', [orgId]);
   return updated;
 }
 
@@ -221,8 +223,9 @@ export async function deleteWebhook(
       resourceId: id,
       metadata: { url: w.url },
     });
+    await ctx.invalidation.publish('webhooks', [orgId], trx);
   });
-  await ctx.invalidation.publish('webhooks', [orgId]);
+  ctx.invalidation.applied('webhooks', [orgId]);
 }
 
 /** A new secret, effective at once: the next attempt of any delivery signs with it. */
@@ -281,6 +284,8 @@ export function envelope(e: {
 /** How long an instance trusts its copy of an org's subscriptions when deciding to record `token.*`. */
 const INTEREST_TTL_MS = 1000;
 const interestCache = new Map<string, { at: number; events: string[][] }>();
+/** Bumped by every invalidation so that a read racing with a webhook write does not cache the old rows. */
+let interestGeneration = 0;
 /** The invalidation channels of the apps in this process: the cache serves only while all listen. */
 const interestBuses = new Set<InvalidationBus>();
 
@@ -310,15 +315,19 @@ function interestCacheUsable(): boolean {
 export async function webhookInterest(db: Executor, orgId: string, type: EventType): Promise<boolean> {
   let cached = interestCacheUsable() ? interestCache.get(orgId) : undefined;
   if (!cached || Date.now() - cached.at > INTEREST_TTL_MS) {
+    const generation = interestGeneration;
     const hooks = await q.enabledWebhooksOfOrg(db as Trx, orgId);
     cached = { at: Date.now(), events: hooks.map((h) => h.events) };
-    if (interestCache.size > 10_000) interestCache.clear();
-    interestCache.set(orgId, cached);
+    if (generation === interestGeneration) {
+      if (interestCache.size > 10_000) interestCache.clear();
+      interestCache.set(orgId, cached);
+    }
   }
   return cached.events.some((events) => subscribes(events, type));
 }
 
 export function forgetInterest(orgId: string): void {
+  interestGeneration++;
   if (orgId === '*') interestCache.clear();
   else interestCache.delete(orgId);
 }
