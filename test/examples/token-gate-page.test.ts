@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/chromium.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/browser.js';
 import { type RunningServer, startServer } from '../helpers/server.js';
 import { FakeSolanaRpc } from '../token-gates/fake-rpc.js';
 import { ROOT, startExample } from './run.js';

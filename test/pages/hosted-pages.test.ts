@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/browser.js';
 import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
 import { pageAssetRoutes } from '../../src/oidc/pages/assets.js';
 import { sendSignedOutPage } from '../../src/oidc/pages/html.js';
@@ -21,16 +22,6 @@ import { type TestWallet, createTestWallet } from '../helpers/wallet.js';
  * dark) and photographed at 1280 and 390 px into test-artifacts/pages/.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const ARTIFACTS = 'test-artifacts/pages';
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const APP_ORIGIN = 'https://app.example.com';
@@ -121,7 +112,7 @@ before(async () => {
   await extras.listen({ port: extrasPort, host: '127.0.0.1' });
   extrasBase = `http://127.0.0.1:${extrasPort}`;
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 });
 
 after(async () => {

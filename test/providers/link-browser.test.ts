@@ -3,20 +3,11 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, type Page, chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/browser.js';
 import { createUser } from '../helpers/app.js';
 import { freePort } from '../helpers/net.js';
 import { type ProviderWorld, providerWorld } from './setup.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const ARTIFACTS = 'test-artifacts/link-confirm';
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -41,7 +32,7 @@ describe('provider link confirmation page, in headless Chromium', () => {
     const user = await createUser(w.t, { username: 'ada' });
     userId = user.id;
     token = user.token;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   });
   after(async () => {
     await browser?.close();
