@@ -29,7 +29,10 @@ describe('the getting-started guide', () => {
       .join('\n')
       .replaceAll('localhost:3000', `localhost:${srv.port}`);
     assert.doesNotMatch(script, /:3000\b/);
-    const { code, stdout, stderr } = await runCommand('bash', ['-c', script], srv.env);
+    // A reader's shell, not npm's: under `npm test` or `npx -p node@24` the npm_* variables point an
+    // inner `npx gatehouse` at npm's own package context instead of this checkout's bin.
+    const env = Object.fromEntries(Object.entries(srv.env).filter(([k]) => !/^npm_/i.test(k)));
+    const { code, stdout, stderr } = await runCommand('bash', ['-c', script], env);
     assert.equal(code, 0, `the guide failed:\n${stdout}\n${stderr}`);
 
     // What a reader sees at each step.
