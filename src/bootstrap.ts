@@ -1,5 +1,5 @@
 import type { Config } from './config/index.js';
-import type { Executor } from './db/types.js';
+import type { Executor } from './db/schema.js';
 import { BUILT_IN_ROLES } from './http/permissions.js';
 import type { Clock } from './lib/clock.js';
 import { newId } from './lib/ids.js';

@@ -5,7 +5,7 @@ import { DevError, devWalletPath, openDevWallet } from './dev/wallet.js';
 import { defaults } from './config/defaults.js';
 import { openDatabase } from './db/index.js';
 import { migrate } from './db/migrate.js';
-import type { Db } from './db/types.js';
+import type { Db } from './db/schema.js';
 import { ADMIN_PERMISSIONS, normalizePermission } from './http/permissions.js';
 import { systemClock } from './lib/clock.js';
 import { Encryptor } from './lib/encryption.js';

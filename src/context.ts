@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from './config/index.js';
 import type { DatabaseHandle } from './db/index.js';
-import type { Db } from './db/types.js';
+import type { Db } from './db/schema.js';
 import type { RateLimits } from './http/rate-limit.js';
 import type { Clock } from './lib/clock.js';
 import type { Encryptor } from './lib/encryption.js';

@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { Config } from '../config/index.js';
 import { isUniqueViolation } from './errors.js';
 import { PGliteDialect } from './pglite-dialect.js';
-import type { Database, Db } from './types.js';
+import type { Database, Db } from './schema.js';
 
 // timestamptz → Date (default), int8 → number: counts never exceed 2^53 here.
 pg.types.setTypeParser(20, (v) => Number(v));

@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { Config } from '../config/index.js';
 import { defaults } from '../config/defaults.js';
 import type { DatabaseHandle } from '../db/index.js';
-import type { Executor } from '../db/types.js';
+import type { Executor } from '../db/schema.js';
 
 /**
  * What a per-instance cache of security state keeps, by topic; the key says which entry changed

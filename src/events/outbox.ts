@@ -1,4 +1,4 @@
-import type { Executor, Trx } from '../db/types.js';
+import type { Executor, Trx } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { newId, uuid } from '../lib/ids.js';
 import type { EventType } from './catalog.js';

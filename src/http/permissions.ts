@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import type { OrgRow } from '../db/types.js';
+import type { OrgRow } from '../db/schema.js';
 import { forbidden, notFound } from './errors.js';
 import { principalOf } from './auth.js';
 import { declareKeyScope, keyMeets } from './key-scopes.js';

@@ -12,7 +12,7 @@ import {
   loadInteraction,
   withQuery,
 } from './interactions/interactions.service.js';
-import type { InteractionParams } from './interactions/tables.js';
+import type { InteractionParams } from '../db/schema.js';
 import { findSession } from './sessions.js';
 
 /**

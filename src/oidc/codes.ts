@@ -1,10 +1,10 @@
 import { defaults } from '../config/defaults.js';
 import type { AppContext } from '../context.js';
-import type { Executor } from '../db/types.js';
+import type { Executor } from '../db/schema.js';
 import { sha256 } from '../lib/hash.js';
 import { newId, newSecret } from '../lib/ids.js';
 import type { Client } from './clients.js';
-import type { AuthorizationCodesTable } from './token/tables.js';
+import type { AuthorizationCodesTable } from '../db/schema.js';
 import type { Selectable } from 'kysely';
 
 export type AuthorizationCodeRow = Selectable<AuthorizationCodesTable>;

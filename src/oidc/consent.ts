@@ -1,8 +1,8 @@
 import type { AppContext } from '../context.js';
-import type { Executor, Trx } from '../db/types.js';
+import type { Executor, Trx } from '../db/schema.js';
 import { recordMutation } from '../events/outbox.js';
 import { newId } from '../lib/ids.js';
-import type { ConsentGrantRow } from './interactions/tables.js';
+import type { ConsentGrantRow } from '../db/schema.js';
 import { revokeTokensForGrant } from './revocation.js';
 
 export interface ConsentApp {

@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../db/errors.js';
 import { sha256 } from '../lib/hash.js';
 import { newId, newSecret, randomAlphanumeric } from '../lib/ids.js';
 import type { Client } from './clients.js';
-import type { DeviceAuthorizationsTable } from './token/tables.js';
+import type { DeviceAuthorizationsTable } from '../db/schema.js';
 
 /** No vowels (no words) and no look-alikes (0/O, 1/I/L, 5/S …): 20 letters, 8 of them ≈ 34.6 bits. */
 export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';

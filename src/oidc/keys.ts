@@ -4,7 +4,7 @@ import { defaults } from '../config/defaults.js';
 import type { Clock } from '../lib/clock.js';
 import type { Encryptor } from '../lib/encryption.js';
 import { randomAlphanumeric } from '../lib/ids.js';
-import type { Db } from '../db/types.js';
+import type { Db } from '../db/schema.js';
 import { type InvalidationBus, publishInvalidation } from '../events/invalidation.js';
 
 export interface SigningKey {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { AccessTokenCheck, AppContext } from '../context.js';
-import type { Db, Executor } from '../db/types.js';
+import type { Db, Executor } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { loadClient } from './clients.js';
 

@@ -3,7 +3,7 @@ import { defaults } from '../config/defaults.js';
 import type { AppContext } from '../context.js';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import type { Database, Db, Executor } from '../db/types.js';
+import type { Database, Db, Executor } from '../db/schema.js';
 import type { EventType } from '../events/catalog.js';
 import { isEventWanted, recordMutation } from '../events/outbox.js';
 import { OAuthError } from '../http/errors.js';

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import type { Executor } from '../db/types.js';
+import type { Executor } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
 import { recordActivity } from '../modules/users/activity.js';
 import {
@@ -10,7 +10,6 @@ import {
   upsertOAuthLink,
 } from '../modules/users/users.service.js';
 import type { ExternalIdentity, ProviderTokens } from './provider.js';
-import './states.js';
 
 export interface RequestMeta {
   ip?: string;

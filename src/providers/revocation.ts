@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { defaults } from '../config/defaults.js';
 import type { AppContext } from '../context.js';
-import type { Executor } from '../db/types.js';
+import type { Executor } from '../db/schema.js';
 import {
   type OAuthProviderConfig,
   operatorDefaultCredentials,
@@ -11,7 +11,6 @@ import {
 import { resolveEndpoints } from './config.js';
 import { PROVIDERS } from './index.js';
 import type { OAuthProviderDefinition } from './provider.js';
-import './states.js';
 import type { ProviderType } from './types.js';
 import { PROVIDER_TYPES } from './types.js';
 

@@ -1,40 +1,7 @@
 import type { Selectable } from 'kysely';
-import type { Executor, Timestamp } from '../db/types.js';
+import type { Executor, ProviderStatesTable } from '../db/schema.js';
 
-/** Table of migration 0009_providers.sql: one row per trip to a provider, redeemed once. */
-export interface ProviderStatesTable {
-  id: string;
-  state_hash: string;
-  provider: string;
-  brand_id: string;
-  purpose: 'signin' | 'link';
-  interaction_id: string | null;
-  user_id: string | null;
-  nonce_enc: string | null;
-  code_verifier_enc: string | null;
-  created_at: Timestamp;
-  expires_at: Timestamp;
-  consumed_at: Timestamp | null;
-  /** SHA-256 of the flow-state cookie of the browser that started a link (migration 0012). */
-  binding_hash: string | null;
-  /** A link's provider identity and tokens, sealed, while it waits for the user's confirmation. */
-  pending_link_enc: string | null;
-  confirmed_at: Timestamp | null;
-}
 export type ProviderStateRow = Selectable<ProviderStatesTable>;
-
-declare module '../db/types.js' {
-  interface Database {
-    provider_states: ProviderStatesTable;
-  }
-}
-
-declare module '../modules/users/users.queries.js' {
-  interface OAuthLinksTable {
-    /** The brand whose credentials issued the link's provider tokens (revocation uses them). */
-    brand_id: string | null;
-  }
-}
 
 export async function insertProviderState(
   db: Executor,

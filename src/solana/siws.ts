@@ -1,11 +1,10 @@
 import { defaults } from '../config/defaults.js';
 import type { AppContext } from '../context.js';
-import type { Executor } from '../db/types.js';
+import type { Executor } from '../db/schema.js';
 import { ApiError, validationFailed } from '../http/errors.js';
 import { safeEqual, sha256 } from '../lib/hash.js';
 import { newId, randomAlphanumeric } from '../lib/ids.js';
 import { decodeAddress, isSolanaAddress } from '../lib/solana.js';
-import '../oidc/interactions/tables.js';
 import { verifyEd25519 } from './ed25519.js';
 
 export type WalletPurpose = 'signin' | 'link';

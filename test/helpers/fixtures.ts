@@ -1,6 +1,6 @@
 import { builtInRoleRows } from '../../src/bootstrap.js';
 import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
-import type { Db } from '../../src/db/types.js';
+import type { Db } from '../../src/db/schema.js';
 import type { TestApp, TestUser } from './app.js';
 
 export interface TestOrg {

@@ -9,7 +9,7 @@ import {
   PostgresIntrospector,
   PostgresQueryCompiler,
 } from 'kysely';
-import type { Database } from '../../src/db/types.js';
+import type { Database } from '../../src/db/schema.js';
 import { deleteOrg } from '../../src/modules/orgs/orgs.service.js';
 import { webhookWorker } from '../../src/modules/webhooks/webhooks.routes.js';
 import { webhookInterest } from '../../src/modules/webhooks/webhooks.service.js';

@@ -1,4 +1,4 @@
-import type { Executor } from '../../db/types.js';
+import type { Executor } from '../../db/schema.js';
 import type { ApiKeyRow } from '../users/users.queries.js';
 
 export type { ApiKeyRow } from '../users/users.queries.js';

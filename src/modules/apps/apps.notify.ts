@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.js';
-import type { Executor } from '../../db/types.js';
+import type { Executor } from '../../db/schema.js';
 
 /**
  * Cache-invalidation seam for the issuer: listeners hear the client id of every app whose

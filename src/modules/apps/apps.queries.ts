@@ -1,5 +1,5 @@
 import type { Insertable, Updateable } from 'kysely';
-import type { AppRow, AppsTable, Executor } from '../../db/types.js';
+import type { AppRow, AppsTable, Executor } from '../../db/schema.js';
 
 /** An app with what the issuer needs to know about its parents. */
 export interface AppWithBrand extends AppRow {

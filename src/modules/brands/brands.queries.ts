@@ -1,5 +1,5 @@
 import type { Insertable, Updateable } from 'kysely';
-import type { BrandRow, BrandsTable, Executor } from '../../db/types.js';
+import type { BrandRow, BrandsTable, Executor } from '../../db/schema.js';
 
 /** A live (not soft-deleted) brand of an org, by slug. */
 export function findBrandBySlug(db: Executor, orgId: string, slug: string): Promise<BrandRow | undefined> {

@@ -2,7 +2,7 @@ import type { Static } from 'typebox';
 import { CONSOLE_BRAND_ID, CONSOLE_BRAND_SLUG, SYSTEM_ORG_ID } from '../../bootstrap.js';
 import type { AppContext } from '../../context.js';
 import { mapDbError, registerConstraint } from '../../db/errors.js';
-import type { BrandRow, BrandsTable, Executor, OrgRow } from '../../db/types.js';
+import type { BrandRow, BrandsTable, Executor, OrgRow } from '../../db/schema.js';
 import { conflict, type FieldError, notFound, unprocessable, validationFailed } from '../../http/errors.js';
 import { recordMutation } from '../../events/outbox.js';
 import { newId, randomAlphanumeric } from '../../lib/ids.js';

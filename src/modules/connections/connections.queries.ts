@@ -1,26 +1,9 @@
 import { sql, type Selectable } from 'kysely';
-import type { Executor, Timestamp } from '../../db/types.js';
+import type { ConnectionsTable, Executor } from '../../db/schema.js';
 
-export interface ConnectionsTable {
-  id: string;
-  org_id: string;
-  brand_id: string;
-  type: string;
-  enabled: boolean;
-  /** Encrypted JSON ProviderConfig (AAD `connection:<brand id>:<type>`); never selected for responses. */
-  config_enc: string;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
 export type ConnectionRow = Selectable<ConnectionsTable>;
 /** A connection without its sealed config: what every listing works with. */
 export type ConnectionMeta = Omit<ConnectionRow, 'config_enc'>;
-
-declare module '../../db/types.js' {
-  interface Database {
-    connections: ConnectionsTable;
-  }
-}
 
 const META = ['id', 'org_id', 'brand_id', 'type', 'enabled', 'created_at', 'updated_at'] as const;
 

@@ -3,7 +3,7 @@ import Ajv from 'ajv';
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { AppContext } from '../../context.js';
-import type { OrgRow } from '../../db/types.js';
+import type { OrgRow } from '../../db/schema.js';
 import { recordMutation } from '../../events/outbox.js';
 import { fieldErrors } from '../../http/error-handler.js';
 import { type FieldError, notFound, validationFailed } from '../../http/errors.js';

@@ -1,5 +1,5 @@
 import type { Config } from '../../config/index.js';
-import type { Db, Executor } from '../../db/types.js';
+import type { Db, Executor } from '../../db/schema.js';
 import { ApiError, validationFailed } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId, randomAlphanumeric } from '../../lib/ids.js';

@@ -1,24 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Executor } from '../../db/types.js';
-
-export interface OrgInvitationsTable {
-  id: string;
-  org_id: string;
-  token_hash: string;
-  role_ids: string[];
-  created_by: string;
-  created_at: Date;
-  expires_at: Date;
-  accepted_at: Date | null;
-  accepted_by: string | null;
-  revoked_at: Date | null;
-}
-
-declare module '../../db/types.js' {
-  interface Database {
-    org_invitations: OrgInvitationsTable;
-  }
-}
+import type { Executor, OrgInvitationsTable } from '../../db/schema.js';
 
 export type InvitationRow = Selectable<OrgInvitationsTable>;
 

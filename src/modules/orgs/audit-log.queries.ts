@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { AuditLogTable, Executor } from '../../db/types.js';
+import type { AuditLogTable, Executor } from '../../db/schema.js';
 
 export type AuditRow = Selectable<AuditLogTable>;
 

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.js';
-import type { Executor } from '../../db/types.js';
+import type { Executor } from '../../db/schema.js';
 import { recordMutation } from '../../events/outbox.js';
 import { forbidden, notFound, unprocessable } from '../../http/errors.js';
 import { presentUsers } from '../users/user.presenter.js';

@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { Executor, OrgRow, RolesTable, UserRow } from '../../db/types.js';
+import type { Executor, OrgRow, RolesTable, UserRow } from '../../db/schema.js';
 
 export type RoleRow = Selectable<RolesTable>;
 

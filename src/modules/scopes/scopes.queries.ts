@@ -1,25 +1,8 @@
 import type { Selectable } from 'kysely';
 import { registerConstraint } from '../../db/errors.js';
-import type { Executor, Timestamp } from '../../db/types.js';
+import type { BrandScopesTable, Executor } from '../../db/schema.js';
 
-export interface BrandScopesTable {
-  id: string;
-  org_id: string;
-  brand_id: string;
-  /** Immutable: it appears in token claims. */
-  name: string;
-  /** Shown on the consent screen. */
-  description: string;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
 export type BrandScopeRow = Selectable<BrandScopesTable>;
-
-declare module '../../db/types.js' {
-  interface Database {
-    brand_scopes: BrandScopesTable;
-  }
-}
 
 registerConstraint('brand_scopes_brand_name_key', 'a scope with this name exists in this brand');
 

@@ -1,7 +1,7 @@
 import type { Static } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { mapDbError } from '../../db/errors.js';
-import type { OrgRow } from '../../db/types.js';
+import type { OrgRow } from '../../db/schema.js';
 import { recordMutation } from '../../events/outbox.js';
 import { conflict, notFound, validationFailed } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
-import type { Executor } from '../../db/types.js';
+import type { Executor } from '../../db/schema.js';
 import { invalidateEverywhere } from '../../events/invalidation.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';

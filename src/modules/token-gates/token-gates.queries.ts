@@ -1,25 +1,7 @@
 import type { Selectable } from 'kysely';
-import type { Executor, Timestamp, Trx } from '../../db/types.js';
+import type { Executor, TokenGatesTable, Trx } from '../../db/schema.js';
 
-export interface TokenGatesTable {
-  id: string;
-  org_id: string;
-  name: string;
-  description: string | null;
-  mint_address: string;
-  /** Canonical decimal string (no leading zeros); compared as a BigInt. */
-  min_holdings: string;
-  enabled: boolean;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
 export type TokenGateRow = Selectable<TokenGatesTable>;
-
-declare module '../../db/types.js' {
-  interface Database {
-    token_gates: TokenGatesTable;
-  }
-}
 
 export function insertGate(db: Executor | Trx, row: TokenGateRow): Promise<TokenGateRow> {
   return db.insertInto('token_gates').values(row).returningAll().executeTakeFirstOrThrow();

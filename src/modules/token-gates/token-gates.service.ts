@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.js';
-import type { Trx } from '../../db/types.js';
+import type { Trx } from '../../db/schema.js';
 import { diff, recordMutation } from '../../events/outbox.js';
 import { notFound, validationFailed } from '../../http/errors.js';
 import { type Clock, systemClock } from '../../lib/clock.js';

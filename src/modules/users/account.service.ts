@@ -4,7 +4,6 @@ import { notFound } from '../../http/errors.js';
 import { revokeAllForUser } from '../../oidc/revocation.js';
 import { destroyUserSessions } from '../../oidc/sessions.js';
 import { identityHash } from './identities.js';
-import './users.queries.js';
 
 /**
  * DELETE /users/me. At once: sessions destroyed, issued tokens revoked, linked provider accounts,

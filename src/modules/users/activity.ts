@@ -1,7 +1,6 @@
-import type { Executor } from '../../db/types.js';
+import type { Executor } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import './users.queries.js';
 
 export const ACTIVITY_TYPES = [
   'sign_in',

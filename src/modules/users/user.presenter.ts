@@ -1,9 +1,8 @@
 import { type Static, Type } from 'typebox';
 import type { Config } from '../../config/index.js';
-import type { Executor, UserRow } from '../../db/types.js';
+import type { Executor, UserRow } from '../../db/schema.js';
 import { FileTracker } from '../../http/schemas.js';
 import { fileTrackers } from '../files/files.service.js';
-import '../../oidc/interactions/tables.js';
 
 export const UserPublicKeySchema = Type.Object({
   id: Type.String(),

@@ -2,7 +2,7 @@ import type { Updateable } from 'kysely';
 import { defaults, limits } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { mapDbError } from '../../db/errors.js';
-import type { Executor, UserRow, UsersTable } from '../../db/types.js';
+import type { Executor, UserRow, UsersTable } from '../../db/schema.js';
 import {
   ApiError,
   conflict,

@@ -1,7 +1,7 @@
 import { CONSOLE_BRAND_ID, CONSOLE_BRAND_SLUG } from '../../bootstrap.js';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
-import type { Executor, Trx } from '../../db/types.js';
+import type { Executor, Trx } from '../../db/schema.js';
 import { ApiError, conflict, forbidden, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import {

@@ -1,48 +1,6 @@
 import { type Selectable, sql } from 'kysely';
-import type { Db, Timestamp, Trx } from '../../db/types.js';
-
-export interface WebhooksTable {
-  id: string;
-  org_id: string;
-  url: string;
-  events: string[];
-  events_key: string;
-  secret_enc: string;
-  enabled: boolean;
-  consecutive_failures: number;
-  last_delivered_at: Timestamp | null;
-  disabled_at: Timestamp | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed_timeout' | 'failed_status' | 'failed_network';
-
-export interface WebhookDeliveriesTable {
-  id: string;
-  webhook_id: string;
-  org_id: string;
-  event_id: string | null;
-  event: string;
-  url: string;
-  body: string;
-  status: DeliveryStatus;
-  response_code: number | null;
-  response_body_excerpt: string | null;
-  attempt_count: number;
-  queued_at: Timestamp;
-  delivered_at: Timestamp | null;
-  next_attempt_at: Timestamp | null;
-  locked_until: Timestamp | null;
-  replay_of: string | null;
-}
-
-declare module '../../db/types.js' {
-  interface Database {
-    webhooks: WebhooksTable;
-    webhook_deliveries: WebhookDeliveriesTable;
-  }
-}
+export type { DeliveryStatus } from '../../db/schema.js';
+import type { Db, DeliveryStatus, Trx, WebhookDeliveriesTable, WebhooksTable } from '../../db/schema.js';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import { mapDbError, registerConstraint } from '../../db/errors.js';
-import type { Executor, OrgRow, Trx } from '../../db/types.js';
+import type { Executor, OrgRow, Trx } from '../../db/schema.js';
 import { EVENT_TYPES, type EventType, subscribes } from '../../events/catalog.js';
 import { type InvalidationBus, invalidateEverywhere } from '../../events/invalidation.js';
 import { type EventSink, recordMutation } from '../../events/outbox.js';

@@ -25,7 +25,7 @@ import {
   insertPrimaryWallet,
   touchWallet,
 } from './interactions.queries.js';
-import type { InteractionParams, InteractionRow } from './tables.js';
+import type { InteractionParams, InteractionRow } from '../../db/schema.js';
 
 /** What the consent screen says for the OIDC standard scopes (brand scopes carry their own). */
 export const STANDARD_SCOPE_DESCRIPTIONS: Record<string, string> = {

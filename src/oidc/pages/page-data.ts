@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.js';
-import type { Executor } from '../../db/types.js';
+import type { Executor } from '../../db/schema.js';
 import { fileTrackers } from '../../modules/files/files.service.js';
 import type { PageBrand } from './html.js';
 
