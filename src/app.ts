@@ -31,7 +31,7 @@ import { healthRoutes } from './ops/health.js';
 import { createLogger } from './ops/logging.js';
 import { startMetricsServer } from './ops/metrics.js';
 import { instrumentRequests } from './ops/requests.js';
-import { closeContext } from './server.js';
+import { closeContext } from './wiring.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
