@@ -15,7 +15,7 @@ import { defaults } from '../src/config/defaults.js';
 import { loadConfig } from '../src/config/index.js';
 import { newId, randomAlphanumeric } from '../src/lib/ids.js';
 import { signJwt } from '../src/oidc/jwt.js';
-import { closeContext, createContext } from '../src/server.js';
+import { closeContext, createContext } from '../src/wiring.js';
 import { insertOrg } from '../test/helpers/fixtures.js';
 import { pct } from './lib.js';
 

@@ -14,7 +14,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
 import { newId } from '../src/lib/ids.js';
 import { createGate } from '../src/modules/token-gates/token-gates.service.js';
-import { createContext } from '../src/server.js';
+import { createContext } from '../src/wiring.js';
 import { FakeSolanaRpc } from '../test/token-gates/fake-rpc.js';
 import { insertOrg } from '../test/helpers/fixtures.js';
 

@@ -113,7 +113,7 @@ async function serveOidcProvider(port: number): Promise<void> {
 /** Creates the Gatehouse schema, a brand and a confidential client-credentials app, then closes. */
 async function seedGatehouse(env: Record<string, string | undefined>): Promise<void> {
   const { loadConfig } = await import('../src/config/index.js');
-  const { createContext, closeContext } = await import('../src/server.js');
+  const { createContext, closeContext } = await import('../src/wiring.js');
   const { sha256 } = await import('../src/lib/hash.js');
   const ctx = await createContext(
     loadConfig(env as Record<string, string>, () => {}),

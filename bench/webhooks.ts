@@ -24,7 +24,7 @@ import { recordMutation } from '../src/events/outbox.js';
 import { newId, randomAlphanumeric } from '../src/lib/ids.js';
 import { webhookWorker } from '../src/modules/webhooks/webhooks.routes.js';
 import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
-import { closeContext, createContext } from '../src/server.js';
+import { closeContext, createContext } from '../src/wiring.js';
 import { pct } from './lib.js';
 import { insertOrg } from '../test/helpers/fixtures.js';
 

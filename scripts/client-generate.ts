@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
-import { closeContext, createContext } from '../src/server.js';
+import { closeContext, createContext } from '../src/wiring.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLIENT_DIR = join(root, 'clients/typescript');

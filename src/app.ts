@@ -23,15 +23,15 @@ import { orgsRoutes } from './modules/orgs/orgs.routes.js';
 import { tokenGatesRoutes } from './modules/token-gates/token-gates.routes.js';
 import { wellKnownRoutes } from './oidc/discovery.js';
 import { pageAssetRoutes } from './oidc/pages/assets.js';
-import { providerRoutes } from './oidc/provider-routes.js';
-import { signinRoutes } from './oidc/signin-routes.js';
+import { providerRoutes } from './oidc/signin/provider-routes.js';
+import { signinRoutes } from './oidc/signin/signin-routes.js';
 import { tokenRoutes } from './oidc/token-routes.js';
 import { installOpenApi } from './openapi/plugin.js';
 import { healthRoutes } from './ops/health.js';
 import { createLogger } from './ops/logging.js';
 import { startMetricsServer } from './ops/metrics.js';
 import { instrumentRequests } from './ops/requests.js';
-import { closeContext } from './server.js';
+import { closeContext } from './wiring.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 

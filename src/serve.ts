@@ -5,7 +5,7 @@ import { buildApp } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config/index.js';
 import { embeddedSocketPath } from './db/index.js';
 import { createLogger } from './ops/logging.js';
-import { createContext } from './server.js';
+import { createContext } from './wiring.js';
 
 /** A start that cannot go on: one line on stderr (no stack), exit status 1. */
 function die(message: string, logger?: Logger): never {

@@ -7,7 +7,7 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
 import { rotateSigningKey } from '../../src/oidc/keys.js';
-import { createContext } from '../../src/server.js';
+import { createContext } from '../../src/wiring.js';
 import { buildTestApp, consoleToken, json, type TestApp } from '../helpers/app.js';
 
 describe('signing keys', () => {

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { openDatabase } from '../../src/db/index.js';
 import { listMigrations } from '../../src/db/migrate.js';
 import { randomAlphanumeric } from '../../src/lib/ids.js';
-import { closeContext, createContext } from '../../src/server.js';
+import { closeContext, createContext } from '../../src/wiring.js';
 
 const KEY = Buffer.alloc(32, 3).toString('base64');
 

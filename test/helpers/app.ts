@@ -10,7 +10,7 @@ import { openDatabase } from '../../src/db/index.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
 import { signJwt } from '../../src/oidc/jwt.js';
-import { closeContext, createContext } from '../../src/server.js';
+import { closeContext, createContext } from '../../src/wiring.js';
 import { ResponseContract } from './contract.js';
 
 export interface TestApp {
