@@ -9,6 +9,11 @@ import { RateLimits } from './http/rate-limit.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { Encryptor } from './lib/encryption.js';
 import { KeyStore } from './oidc/keys.js';
+import { verifyAccessToken } from './oidc/tokens.js';
+import { introspectApiKey } from './modules/api-keys/api-keys.service.js';
+import { fileUrl } from './modules/files/files.service.js';
+import { recordActivity } from './modules/users/activity.js';
+import { createEngineStores } from './stores/engine.js';
 import { InvalidationBus } from './events/invalidation.js';
 import { Metrics } from './ops/metrics.js';
 
@@ -72,11 +77,23 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const metrics = new Metrics();
   metrics.sources.pool = database.pool;
   const encryptor = new Encryptor(config.encryptionKey);
-  const keys = new KeyStore(database.db, encryptor, clock, invalidation);
+  const onClose: Array<() => Promise<void> | void> = [];
+  const db = database.db;
+  const stores = createEngineStores(db, {
+    clock,
+    postgres:
+      database.kind === 'postgres' && config.databaseUrl
+        ? { connectionString: config.databaseUrl, schema: config.databaseSchema }
+        : undefined,
+    onClose: (stop) => onClose.push(stop),
+    fileUrl: (fileKey) => fileUrl(config, fileKey),
+    recordActivity: (input) => recordActivity(db, clock, input),
+  });
+  const keys = new KeyStore(stores.signingKeys, encryptor, clock, invalidation);
   await keys.ensureKey();
   await ensureConsole(database.db, config, clock);
 
-  return {
+  const ctx: AppContext = {
     config,
     db: database.db,
     database,
@@ -93,8 +110,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     ),
     redis,
     metrics,
-    hooks: { accessTokenChecks: [], onClose: [] },
+    stores,
+    verifyAccessToken: (token, opts) => verifyAccessToken(ctx, token, opts),
+    hooks: { accessTokenChecks: [], onClose },
   };
+  stores.introspectors.push((token, request) => introspectApiKey(ctx, token, request.ip));
+  return ctx;
 }
 
 /** Closes what createContext opened (background jobs first, then Redis, then the database). */

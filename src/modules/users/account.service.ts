@@ -1,7 +1,7 @@
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
-import { revokeAllForUser } from '../../oidc/revocation.js';
+import { revokeUserTokens } from '../../oidc/revocation.js';
 import { destroyUserSessions } from '../../oidc/signin/sessions.js';
 import { identityHash } from './identities.js';
 
@@ -48,7 +48,7 @@ export async function deleteAccount(ctx: AppContext, userId: string): Promise<vo
     await trx.deleteFrom('api_keys').where('user_id', '=', userId).execute();
     await trx.deleteFrom('wallet_challenges').where('user_id', '=', userId).execute();
     await destroyUserSessions(trx, userId);
-    await revokeAllForUser(trx, ctx.clock, userId);
+    await revokeUserTokens(ctx, trx, userId);
   });
 }
 

@@ -11,7 +11,7 @@ import { WALLET_PROVIDER } from '../../../providers/types.js';
 import { createWalletChallenge, verifyWalletProof } from '../../../solana/siws.js';
 import { type Client, loadClient } from '../../clients.js';
 import { issueAuthorizationCode } from '../../codes.js';
-import { findConsentGrant, grantConsent, grantCovers } from '../../consent.js';
+import { consentGrantOf, grantConsent, grantCovers } from '../../consent.js';
 import { STANDARD_SCOPES } from '../../discovery.js';
 import { createSession, destroyRequestSession, findSession, setSessionCookie } from '../sessions.js';
 import {
@@ -270,7 +270,7 @@ export async function needsConsent(ctx: AppContext, loaded: LoadedInteraction): 
   const { row, params, client } = loaded;
   if (row.kind === 'device' || client.firstParty) return false;
   if (params.prompt === 'consent') return true;
-  const grant = await findConsentGrant(ctx.db, row.user_id!, client.appId);
+  const grant = await consentGrantOf(ctx, row.user_id!, client.appId);
   return !grant || !grantCovers(grant, params.scopes);
 }
 
