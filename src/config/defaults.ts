@@ -167,6 +167,8 @@ export const rateLimits = {
   usersFind: { points: 30, duration: 60 },
   orgRead: { points: 60, duration: 60 },
   orgWrite: { points: 30, duration: 60 },
+  /** Not in the interface: org slug checks as the user types, per user and network source. */
+  orgSlugAvailability: { points: 120, duration: 60 },
   auditLogRead: { points: 60, duration: 60 },
   webhookCreate: { points: 10, duration: 60 },
   webhookTest: { points: 30, duration: 60 },

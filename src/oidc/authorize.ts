@@ -3,17 +3,17 @@ import type { AppContext } from '../context.js';
 import { PROVIDER_TYPES, WALLET_PROVIDER } from '../providers/types.js';
 import { type Client, loadClient } from './clients.js';
 import { findConsentGrant, grantCovers } from './consent.js';
-import { newFlowBinding } from './flow-state.js';
-import { brandScopeDescriptions } from './interactions/interactions.queries.js';
+import { newFlowBinding } from './signin/flow-state.js';
+import { brandScopeDescriptions } from './signin/interactions/interactions.queries.js';
 import {
   KNOWN_STANDARD_SCOPES,
   createInteraction,
   finish,
   loadInteraction,
   withQuery,
-} from './interactions/interactions.service.js';
+} from './signin/interactions/interactions.service.js';
 import type { InteractionParams } from '../db/schema.js';
-import { findSession } from './sessions.js';
+import { findSession } from './signin/sessions.js';
 
 /**
  * The authorize endpoint as a pipeline of small checks. Errors about the client or the redirect URI

@@ -12,13 +12,13 @@ import {
   formatUserCode,
   normalizeUserCode,
 } from './device-store.js';
-import { endFlow, flowValue, newFlowBinding, setFlowCookie } from './flow-state.js';
-import { createInteraction, describeScopes } from './interactions/interactions.service.js';
+import { endFlow, flowValue, newFlowBinding, setFlowCookie } from './signin/flow-state.js';
+import { createInteraction, describeScopes } from './signin/interactions/interactions.service.js';
 import { type PageBrand, esc, fill, sendErrorPage, sendPage } from './pages/html.js';
 import { type Locale, requestLocale, translator } from './pages/i18n.js';
 import { pageBrand, signedInAs } from './pages/page-data.js';
 import { consentLines } from './pages/signin-page.js';
-import { csrfTokenFor, findSession } from './sessions.js';
+import { csrfTokenFor, findSession } from './signin/sessions.js';
 
 /**
  * The device flow's browser side: enter (or confirm) the user code, sign in to the client's brand

@@ -958,6 +958,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/identity/organization-slug-availability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether an org slug can be claimed now
+         * @description A slug held by a live org is `taken`; one of an org deleted less than 90 days ago is `reserved`. The format is the slug rule (400 otherwise). Rate-limited per user and network source.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **Rate limit:** 120 per minute (`orgSlugAvailability`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        get: operations["checkOrganizationSlugAvailability"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/identity/organizations": {
         parameters: {
             query?: never;
@@ -2505,6 +2529,31 @@ export interface paths {
          *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
          */
         patch: operations["updateWallet"];
+        trace?: never;
+    };
+    "/users/me/system-permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The system permissions the caller holds
+         * @description Granted with `gatehouse admin grant`. With an API key, only the permissions its scopes allow.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **API key scope:** `users:read` when the key has scopes.
+         *     - **Rate limit:** 60 per minute (`usersMeRead`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        get: operations["listMySystemPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/users/me/wallet-challenge": {
@@ -5007,6 +5056,38 @@ export interface operations {
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    checkOrganizationSlugAvailability: {
+        parameters: {
+            query: {
+                slug: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        available: boolean;
+                        reason?: "taken" | "reserved";
+                        slug: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };
@@ -7862,6 +7943,34 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserPublicKey"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    listMySystemPermissions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        permissions: ("admin.orgs.view" | "admin.orgs.edit" | "admin.users.view")[];
+                    };
                 };
             };
             400: components["responses"]["Error400"];

@@ -12,6 +12,7 @@ import { credentialAllowsSystem, type OrgScopeOptions, orgScope } from './org-sc
 import { CreateOrgBody, OrgListQuery, OrgParams, OrgSchema, UpdateOrgBody } from './orgs.schemas.js';
 import { createOrg, deleteOrg, listOrgs, presentOrg, updateOrg } from './orgs.service.js';
 import { rolesRoutes } from './roles.routes.js';
+import { slugAvailabilityRoutes } from './slug-availability.routes.js';
 import { routeDoc } from '../../http/route-doc.js';
 
 /** The routes under `/:orgSlug`, registered for members and again as the admin mirror. */
@@ -132,6 +133,7 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req) => listOrgs(ctx, req.query),
   );
 
+  await app.register(slugAvailabilityRoutes);
   await app.register(orgScopedRoutes, { prefix: '/identity/organizations', admin: false });
   await app.register(orgScopedRoutes, { prefix: '/admin/identity/organizations', admin: true });
 

@@ -2,7 +2,7 @@ import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { revokeAllForUser } from '../../oidc/revocation.js';
-import { destroyUserSessions } from '../../oidc/sessions.js';
+import { destroyUserSessions } from '../../oidc/signin/sessions.js';
 import { identityHash } from './identities.js';
 
 /**

@@ -16,7 +16,7 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { isSolanaAddress } from '../../lib/solana.js';
 import { resolveFileId } from '../files/files.service.js';
-import { providerRevocationFor } from '../../providers/revocation.js';
+import { providerRevocationFor } from '../../oidc/signin/providers/revocation.js';
 import { type ActivityType, recordActivity } from './activity.js';
 import { identityHash, type SignInIdentity } from './identities.js';
 import { ISO_639_1 } from './languages.js';

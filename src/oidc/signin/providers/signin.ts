@@ -1,12 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
-import { attachUser } from '../oidc/interactions/interactions.queries.js';
-import { finish, type LoadedInteraction, needsConsent } from '../oidc/interactions/interactions.service.js';
-import { createSession, destroyRequestSession, setSessionCookie } from '../oidc/sessions.js';
-import { recordActivity } from '../modules/users/activity.js';
-import { touchUser } from '../modules/users/users.service.js';
+import type { AppContext } from '../../../context.js';
+import { attachUser } from '../interactions/interactions.queries.js';
+import { finish, type LoadedInteraction, needsConsent } from '../interactions/interactions.service.js';
+import { createSession, destroyRequestSession, setSessionCookie } from '../sessions.js';
+import { recordActivity } from '../../../modules/users/activity.js';
+import { touchUser } from '../../../modules/users/users.service.js';
 import { linkedUser, type RequestMeta, userForIdentity } from './accounts.js';
-import type { ExternalIdentity, ProviderTokens } from './provider.js';
+import type { ExternalIdentity, ProviderTokens } from '../../../providers/provider.js';
 
 export function requestMeta(req: FastifyRequest): RequestMeta {
   const ua = req.headers['user-agent'];

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Executor, ProviderStatesTable } from '../db/schema.js';
+import type { Executor, ProviderStatesTable } from '../../../db/schema.js';
 
 export type ProviderStateRow = Selectable<ProviderStatesTable>;
 

@@ -1,5 +1,5 @@
-import type { AppContext } from '../../context.js';
-import { pruneWalletChallenges } from '../../solana/siws.js';
+import type { AppContext } from '../../../context.js';
+import { pruneWalletChallenges } from '../../../solana/siws.js';
 import { pruneSessions } from '../sessions.js';
 import { deleteExpiredInteractions } from './interactions.queries.js';
 

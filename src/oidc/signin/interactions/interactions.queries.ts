@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { AppContext } from '../../context.js';
-import type { Executor } from '../../db/schema.js';
-import type { InteractionParams, InteractionRow } from '../../db/schema.js';
+import type { AppContext } from '../../../context.js';
+import type { Executor } from '../../../db/schema.js';
+import type { InteractionParams, InteractionRow } from '../../../db/schema.js';
 
 /** Whether a table of another module's migration exists yet (answer cached per context). */
 const tableCache = new WeakMap<AppContext, Map<string, Promise<boolean>>>();

@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { defaults } from '../config/defaults.js';
-import type { AppContext } from '../context.js';
-import type { Executor } from '../db/schema.js';
-import type { Clock } from '../lib/clock.js';
-import { sha256 } from '../lib/hash.js';
-import { newId, newSecret } from '../lib/ids.js';
-import type { SessionRow } from '../db/schema.js';
+import { defaults } from '../../config/defaults.js';
+import type { AppContext } from '../../context.js';
+import type { Executor } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import { sha256 } from '../../lib/hash.js';
+import { newId, newSecret } from '../../lib/ids.js';
+import type { SessionRow } from '../../db/schema.js';
 
 /**
  * Browser sessions, one per brand: a session of brand A never signs anyone in to brand B. The

@@ -1,15 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { CONSOLE_BRAND_ID } from '../bootstrap.js';
-import { defaults } from '../config/defaults.js';
-import type { AppContext } from '../context.js';
-import { authenticate, principalOf } from '../http/auth.js';
-import { ApiError, forbidden } from '../http/errors.js';
-import { ErrorEnvelope, authErrors, errorResponses } from '../http/schemas.js';
-import { sha256 } from '../lib/hash.js';
-import { resolveConnectionCredentials } from '../modules/connections/connections.service.js';
-import { linkIdentity } from '../providers/accounts.js';
+import { CONSOLE_BRAND_ID } from '../../bootstrap.js';
+import { defaults } from '../../config/defaults.js';
+import type { AppContext } from '../../context.js';
+import { authenticate, principalOf } from '../../http/auth.js';
+import { ApiError, forbidden } from '../../http/errors.js';
+import { ErrorEnvelope, authErrors, errorResponses } from '../../http/schemas.js';
+import { sha256 } from '../../lib/hash.js';
+import { resolveConnectionCredentials } from '../../modules/connections/connections.service.js';
+import { linkIdentity } from './providers/accounts.js';
 import {
   PROVIDER_ERROR_MESSAGES,
   type ProviderFailure,
@@ -18,11 +18,11 @@ import {
   startOAuth,
   startTelegram,
   telegramIdentity,
-} from '../providers/flow.js';
-import { PROVIDER_LABELS } from '../providers/index.js';
-import { sendLinkResultPage, sendTelegramWidgetPage } from '../providers/pages.js';
-import type { ExternalIdentity, ProviderTokens } from '../providers/provider.js';
-import { completeProviderSignIn, recordFailedSignIn, requestMeta } from '../providers/signin.js';
+} from './providers/flow.js';
+import { PROVIDER_LABELS } from '../../providers/index.js';
+import { sendLinkResultPage, sendTelegramWidgetPage } from './providers/pages.js';
+import type { ExternalIdentity, ProviderTokens } from '../../providers/provider.js';
+import { completeProviderSignIn, recordFailedSignIn, requestMeta } from './providers/signin.js';
 import {
   answerPendingLink,
   consumeProviderState,
@@ -31,18 +31,18 @@ import {
   findProviderState,
   holdPendingLink,
   type ProviderStateRow,
-} from '../providers/states.js';
+} from './providers/states.js';
 import {
   type PendingLink,
   accountLabel,
   openPendingLink,
   providerAccountLabel,
   sealPendingLink,
-} from '../providers/pending-link.js';
-import { sendLinkConfirmPage } from '../providers/link-confirm-page.js';
-import { newId } from '../lib/ids.js';
-import { TELEGRAM_FIELDS } from '../providers/telegram.js';
-import { PROVIDER_TYPES, type ProviderType } from '../providers/types.js';
+} from './providers/pending-link.js';
+import { sendLinkConfirmPage } from './providers/link-confirm-page.js';
+import { newId } from '../../lib/ids.js';
+import { TELEGRAM_FIELDS } from '../../providers/telegram.js';
+import { PROVIDER_TYPES, type ProviderType } from '../../providers/types.js';
 import {
   endFlow,
   flowBrowserMatches,
@@ -53,10 +53,10 @@ import {
 } from './flow-state.js';
 import { isForm, sameOriginGuard } from './interactions/guards.js';
 import { type LoadedInteraction, loadInteraction } from './interactions/interactions.service.js';
-import { sendErrorPage, sendExpiredSigninPage } from './pages/html.js';
-import { requestLocale } from './pages/i18n.js';
-import { pageBrand } from './pages/page-data.js';
-import { routeDoc } from '../http/route-doc.js';
+import { sendErrorPage, sendExpiredSigninPage } from '../pages/html.js';
+import { requestLocale } from '../pages/i18n.js';
+import { pageBrand } from '../pages/page-data.js';
+import { routeDoc } from '../../http/route-doc.js';
 
 const ProviderTypeSchema = Type.Enum([...PROVIDER_TYPES]);
 const InteractionProviderParams = Type.Object({

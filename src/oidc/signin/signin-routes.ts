@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { defaults } from '../config/defaults.js';
-import { ApiError } from '../http/errors.js';
-import { ErrorEnvelope, OAuthErrorBody, errorResponses } from '../http/schemas.js';
-import { authorize } from './authorize.js';
-import { deviceDecision, devicePage } from './device-pages.js';
+import { defaults } from '../../config/defaults.js';
+import { ApiError } from '../../http/errors.js';
+import { ErrorEnvelope, OAuthErrorBody, errorResponses } from '../../http/schemas.js';
+import { authorize } from '../authorize.js';
+import { deviceDecision, devicePage } from '../device-pages.js';
 import { isForm, requireJson, sameOriginGuard, wantsJson } from './interactions/guards.js';
 import { setFlowCookie } from './flow-state.js';
 import {
@@ -15,12 +15,12 @@ import {
   walletChallenge,
 } from './interactions/interactions.service.js';
 import { sweepExpiredSignin } from './interactions/sweep.js';
-import { loadClient } from './clients.js';
-import { sendErrorPage, sendExpiredSigninPage } from './pages/html.js';
-import { providerNotice, requestLocale, translator } from './pages/i18n.js';
-import { pageBrand, signedInAs } from './pages/page-data.js';
-import { renderSigninPage } from './pages/signin-page.js';
-import { routeDoc } from '../http/route-doc.js';
+import { loadClient } from '../clients.js';
+import { sendErrorPage, sendExpiredSigninPage } from '../pages/html.js';
+import { providerNotice, requestLocale, translator } from '../pages/i18n.js';
+import { pageBrand, signedInAs } from '../pages/page-data.js';
+import { renderSigninPage } from '../pages/signin-page.js';
+import { routeDoc } from '../../http/route-doc.js';
 
 const oauth = routeDoc('OAuth');
 const interactionDoc = routeDoc('Interactions');

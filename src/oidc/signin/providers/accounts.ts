@@ -1,15 +1,15 @@
-import type { AppContext } from '../context.js';
-import type { Executor } from '../db/schema.js';
-import { ApiError } from '../http/errors.js';
-import { recordActivity } from '../modules/users/activity.js';
+import type { AppContext } from '../../../context.js';
+import type { Executor } from '../../../db/schema.js';
+import { ApiError } from '../../../http/errors.js';
+import { recordActivity } from '../../../modules/users/activity.js';
 import {
   createUser,
   oauthLinkTokens,
   restoreIfInGrace,
   touchUser,
   upsertOAuthLink,
-} from '../modules/users/users.service.js';
-import type { ExternalIdentity, ProviderTokens } from './provider.js';
+} from '../../../modules/users/users.service.js';
+import type { ExternalIdentity, ProviderTokens } from '../../../providers/provider.js';
 
 export interface RequestMeta {
   ip?: string;

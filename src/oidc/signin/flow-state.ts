@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
-import { safeEqual, sha256 } from '../lib/hash.js';
-import { newSecret } from '../lib/ids.js';
+import type { AppContext } from '../../context.js';
+import { safeEqual, sha256 } from '../../lib/hash.js';
+import { newSecret } from '../../lib/ids.js';
 
 /**
  * The one place that binds a browser flow to the browser (and user) that started it. Every flow that

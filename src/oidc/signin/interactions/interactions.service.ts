@@ -1,18 +1,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { defaults } from '../../config/defaults.js';
-import type { AppContext } from '../../context.js';
-import { ApiError, notFound } from '../../http/errors.js';
-import { newId, randomAlphanumeric } from '../../lib/ids.js';
-import { recordActivity } from '../../modules/users/activity.js';
-import { createUser, restoreIfInGrace, touchUser } from '../../modules/users/users.service.js';
-import { fileTrackers } from '../../modules/files/files.service.js';
-import { enabledProviderTypes } from '../../providers/config.js';
-import { WALLET_PROVIDER } from '../../providers/types.js';
-import { createWalletChallenge, verifyWalletProof } from '../../solana/siws.js';
-import { type Client, loadClient } from '../clients.js';
-import { issueAuthorizationCode } from '../codes.js';
-import { findConsentGrant, grantConsent, grantCovers } from '../consent.js';
-import { STANDARD_SCOPES } from '../discovery.js';
+import { defaults } from '../../../config/defaults.js';
+import type { AppContext } from '../../../context.js';
+import { ApiError, notFound } from '../../../http/errors.js';
+import { newId, randomAlphanumeric } from '../../../lib/ids.js';
+import { recordActivity } from '../../../modules/users/activity.js';
+import { createUser, restoreIfInGrace, touchUser } from '../../../modules/users/users.service.js';
+import { fileTrackers } from '../../../modules/files/files.service.js';
+import { enabledProviderTypes } from '../../../providers/config.js';
+import { WALLET_PROVIDER } from '../../../providers/types.js';
+import { createWalletChallenge, verifyWalletProof } from '../../../solana/siws.js';
+import { type Client, loadClient } from '../../clients.js';
+import { issueAuthorizationCode } from '../../codes.js';
+import { findConsentGrant, grantConsent, grantCovers } from '../../consent.js';
+import { STANDARD_SCOPES } from '../../discovery.js';
 import { createSession, destroyRequestSession, findSession, setSessionCookie } from '../sessions.js';
 import {
   attachUser,
@@ -25,7 +25,7 @@ import {
   insertPrimaryWallet,
   touchWallet,
 } from './interactions.queries.js';
-import type { InteractionParams, InteractionRow } from '../../db/schema.js';
+import type { InteractionParams, InteractionRow } from '../../../db/schema.js';
 
 /** What the consent screen says for the OIDC standard scopes (brand scopes carry their own). */
 export const STANDARD_SCOPE_DESCRIPTIONS: Record<string, string> = {

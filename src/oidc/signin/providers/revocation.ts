@@ -1,18 +1,18 @@
 import * as oauth from 'oauth4webapi';
-import { defaults } from '../config/defaults.js';
-import type { AppContext } from '../context.js';
-import type { Executor } from '../db/schema.js';
+import { defaults } from '../../../config/defaults.js';
+import type { AppContext } from '../../../context.js';
+import type { Executor } from '../../../db/schema.js';
 import {
   type OAuthProviderConfig,
   operatorDefaultCredentials,
   type ProviderConfig,
   resolveConnectionCredentials,
-} from '../modules/connections/connections.service.js';
-import { resolveEndpoints } from './config.js';
-import { PROVIDERS } from './index.js';
-import type { OAuthProviderDefinition } from './provider.js';
-import type { ProviderType } from './types.js';
-import { PROVIDER_TYPES } from './types.js';
+} from '../../../modules/connections/connections.service.js';
+import { resolveEndpoints } from '../../../providers/config.js';
+import { PROVIDERS } from '../../../providers/index.js';
+import type { OAuthProviderDefinition } from '../../../providers/provider.js';
+import type { ProviderType } from '../../../providers/types.js';
+import { PROVIDER_TYPES } from '../../../providers/types.js';
 
 /**
  * The hook DELETE /users/me/oauth-tokens/:id calls: in the unlink's transaction, before the link is

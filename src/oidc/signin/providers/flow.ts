@@ -1,28 +1,28 @@
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
-import { defaults } from '../config/defaults.js';
-import type { AppContext } from '../context.js';
-import { ApiError } from '../http/errors.js';
-import { safeEqual, sha256, sha256b64url } from '../lib/hash.js';
-import { newId, newSecret } from '../lib/ids.js';
+import { defaults } from '../../../config/defaults.js';
+import type { AppContext } from '../../../context.js';
+import { ApiError } from '../../../http/errors.js';
+import { safeEqual, sha256, sha256b64url } from '../../../lib/hash.js';
+import { newId, newSecret } from '../../../lib/ids.js';
 import {
   callbackUrl,
   type OAuthProviderConfig,
   type ProviderConfig,
   resolveConnectionCredentials,
   type TelegramProviderConfig,
-} from '../modules/connections/connections.service.js';
-import { resolveEndpoints } from './config.js';
-import { PROVIDERS, PROVIDER_LABELS } from './index.js';
+} from '../../../modules/connections/connections.service.js';
+import { resolveEndpoints } from '../../../providers/config.js';
+import { PROVIDERS, PROVIDER_LABELS } from '../../../providers/index.js';
 import type {
   ExternalIdentity,
   OAuthProviderDefinition,
   ProviderEndpoints,
   ProviderTokens,
-} from './provider.js';
+} from '../../../providers/provider.js';
 import { insertProviderState, type ProviderStateRow } from './states.js';
-import { verifyTelegramLogin } from './telegram.js';
-import type { ProviderType } from './types.js';
+import { verifyTelegramLogin } from '../../../providers/telegram.js';
+import type { ProviderType } from '../../../providers/types.js';
 
 /** Why a trip to a provider did not sign anyone in; the sign-in page shows the message. */
 export const PROVIDER_ERROR_MESSAGES = {
