@@ -20,6 +20,11 @@ export async function insertOrg(db: Executor, row: OrgRow): Promise<OrgRow> {
   return db.insertInto('orgs').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
+/** The org (live, or deleted with its slug still reserved) whose `slug_claim` is `slug`. */
+export function slugClaimHolder(db: Executor, slug: string) {
+  return db.selectFrom('orgs').select('deleted_at').where('slug_claim', '=', slug).executeTakeFirst();
+}
+
 /** The active org holding `slug`. */
 export async function findActiveOrgBySlug(db: Executor, slug: string): Promise<OrgRow | undefined> {
   return db
