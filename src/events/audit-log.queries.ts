@@ -14,6 +14,18 @@ export interface AuditFilter {
   offset: number;
 }
 
+/** An org's entries that match the filter's exact-match fields and time range. */
+function matching(db: Executor, orgId: string, f: Omit<AuditFilter, 'limit' | 'offset'>) {
+  let base = db.selectFrom('audit_log').where('org_id', '=', orgId);
+  if (f.action !== undefined) base = base.where('action', '=', f.action);
+  if (f.actorUserId !== undefined) base = base.where('actor_user_id', '=', f.actorUserId);
+  if (f.resourceType !== undefined) base = base.where('resource_type', '=', f.resourceType);
+  if (f.resourceId !== undefined) base = base.where('resource_id', '=', f.resourceId);
+  if (f.since !== undefined) base = base.where('timestamp', '>=', f.since);
+  if (f.until !== undefined) base = base.where('timestamp', '<', f.until);
+  return base;
+}
+
 /**
  * One page of an org's audit log, newest first, and the count of every match. Each exact-match
  * filter has an index that starts (org_id, <filter>) and ends with the page order (0002_orgs.sql).
@@ -23,13 +35,7 @@ export async function queryAuditLog(
   orgId: string,
   f: AuditFilter,
 ): Promise<{ rows: AuditRow[]; total: number }> {
-  let base = db.selectFrom('audit_log').where('org_id', '=', orgId);
-  if (f.action !== undefined) base = base.where('action', '=', f.action);
-  if (f.actorUserId !== undefined) base = base.where('actor_user_id', '=', f.actorUserId);
-  if (f.resourceType !== undefined) base = base.where('resource_type', '=', f.resourceType);
-  if (f.resourceId !== undefined) base = base.where('resource_id', '=', f.resourceId);
-  if (f.since !== undefined) base = base.where('timestamp', '>=', f.since);
-  if (f.until !== undefined) base = base.where('timestamp', '<', f.until);
+  const base = matching(db, orgId, f);
   const rows = await base
     .selectAll()
     .orderBy('timestamp', 'desc')
@@ -68,4 +74,32 @@ export async function pruneBatch(db: Executor, tier: string, cutoff: Date, batch
 
 export async function insertAuditEntry(db: Executor, row: Insertable<AuditLogTable>): Promise<void> {
   await db.insertInto('audit_log').values(row).execute();
+}
+
+/** Where an export left off: the last entry of the previous batch (the order is newest first). */
+export interface AuditCursor {
+  timestamp: Date;
+  id: string;
+}
+
+/**
+ * One batch of an export, newest first, after `cursor` (keyset, so every batch costs the same however
+ * deep into the log it is, and entries written meanwhile neither repeat nor shift the rest).
+ */
+export async function auditBatchAfter(
+  db: Executor,
+  orgId: string,
+  f: Omit<AuditFilter, 'limit' | 'offset'>,
+  cursor: AuditCursor | undefined,
+  size: number,
+): Promise<AuditRow[]> {
+  let base = matching(db, orgId, f);
+  if (cursor)
+    base = base.where((eb) =>
+      eb.or([
+        eb('timestamp', '<', cursor.timestamp),
+        eb.and([eb('timestamp', '=', cursor.timestamp), eb('id', '<', cursor.id)]),
+      ]),
+    );
+  return base.selectAll().orderBy('timestamp', 'desc').orderBy('id', 'desc').limit(size).execute();
 }

@@ -7,7 +7,7 @@ const DAY_SECONDS = 24 * 3600;
 /** Rows deleted per statement while pruning. */
 const PRUNE_BATCH = 5000;
 
-function presentEntry(r: AuditRow): AuditEntryView {
+export function presentEntry(r: AuditRow): AuditEntryView {
   const v: AuditEntryView = {
     id: r.id,
     org: r.org_id,
