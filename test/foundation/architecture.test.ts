@@ -23,8 +23,6 @@ const PENDING: Rule[] = [
   'oidc-no-modules',
   'oidc-no-db-values',
   'providers-no-modules',
-  'providers-no-oidc',
-  'db-no-http',
   'query-builder-owner',
   'table-owner',
   'no-dynamic-import-expression',
