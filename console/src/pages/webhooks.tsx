@@ -663,10 +663,10 @@ function DeliveryRow({
             type="button"
             class="secondary outline"
             aria-expanded={open}
-            aria-label={`Details of delivery ${d.id}`}
             onClick={() => setOpen(!open)}
           >
             {open ? 'Hide' : 'Show'}
+            <span class="visually-hidden"> details of delivery {d.id}</span>
           </button>
         </td>
       </tr>
