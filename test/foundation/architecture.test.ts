@@ -2,6 +2,7 @@
 // fixtures so that each rule is shown to catch what it forbids.
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
   checkSources,
@@ -52,6 +53,26 @@ describe('src/ follows the architecture', () => {
       );
     });
   }
+});
+
+test('the diagram of docs/ARCHITECTURE.md shows the layers the check enforces, in order', () => {
+  const doc = readFileSync(new URL('../../docs/ARCHITECTURE.md', import.meta.url), 'utf8');
+  const diagram = doc.split('```')[1];
+  const drawn: string[][] = [];
+  for (const line of diagram.split('\n')) {
+    const lead = /^ {2}((?:src\/\S+ +)+)/.exec(line);
+    if (!lead) continue;
+    drawn.push(
+      lead[1]
+        .trim()
+        .split(/ +/)
+        .map((t) => (t.endsWith('.ts') ? '' : t.slice('src/'.length))),
+    );
+  }
+  assert.deepEqual(
+    drawn,
+    LAYERS.map((l) => l.folders),
+  );
 });
 
 /** Rules some fixture below has shown to catch a planted violation. */
