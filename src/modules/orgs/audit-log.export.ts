@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js';
 import { routeDoc } from '../../http/route-doc.js';
 import { authErrors } from '../../http/schemas.js';
 import { csvRow } from '../../lib/csv.js';
-import { type AuditCursor, auditBatchAfter } from './audit-log.queries.js';
+import { type AuditCursor, auditBatchAfter } from '../../events/audit-log.queries.js';
 import { presentEntry } from './audit-log.service.js';
 import { type OrgScopeOptions, orgScope } from './org-scope.js';
 import { AuditEntrySchema, AuditLogQuery, OrgParams } from './orgs.schemas.js';

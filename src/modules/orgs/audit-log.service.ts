@@ -1,6 +1,6 @@
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
-import { type AuditRow, pruneBatch, queryAuditLog } from './audit-log.queries.js';
+import { type AuditRow, pruneBatch, queryAuditLog } from '../../events/audit-log.queries.js';
 import type { AuditEntryView, AuditLogFilter } from './orgs.schemas.js';
 
 const DAY_SECONDS = 24 * 3600;

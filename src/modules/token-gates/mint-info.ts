@@ -5,7 +5,7 @@ import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { authenticate } from '../../http/auth.js';
 import { ApiError, validationFailed } from '../../http/errors.js';
-import { orgGuards } from '../../http/permissions.js';
+import { orgGuards } from '../orgs/org.guards.js';
 import { routeDoc } from '../../http/route-doc.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import { isSolanaAddress } from '../../lib/solana.js';

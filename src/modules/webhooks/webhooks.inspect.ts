@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { EVENT_DESCRIPTIONS, EVENT_TYPES, subscribes } from '../../events/catalog.js';
 import { authenticate } from '../../http/auth.js';
 import { notFound } from '../../http/errors.js';
-import { orgGuards } from '../../http/permissions.js';
+import { orgGuards } from '../orgs/org.guards.js';
 import { routeDoc } from '../../http/route-doc.js';
 import { authErrors } from '../../http/schemas.js';
 import { SECRET_PREFIX, signedHeaders } from './delivery.js';

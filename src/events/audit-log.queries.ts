@@ -1,5 +1,5 @@
-import type { Selectable } from 'kysely';
-import type { AuditLogTable, Executor } from '../../db/schema.js';
+import type { Insertable, Selectable } from 'kysely';
+import type { AuditLogTable, Executor } from '../db/schema.js';
 
 export type AuditRow = Selectable<AuditLogTable>;
 
@@ -70,6 +70,10 @@ export async function pruneBatch(db: Executor, tier: string, cutoff: Date, batch
     )
     .executeTakeFirst();
   return Number(res.numDeletedRows);
+}
+
+export async function insertAuditEntry(db: Executor, row: Insertable<AuditLogTable>): Promise<void> {
+  await db.insertInto('audit_log').values(row).execute();
 }
 
 /** Where an export left off: the last entry of the previous batch (the order is newest first). */
