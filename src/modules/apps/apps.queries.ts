@@ -111,3 +111,12 @@ export async function findLiveClient(db: Executor, clientId: string) {
     .executeTakeFirst();
   return row ?? null;
 }
+
+/** Inserts the app, or when its client id exists, only resets its redirect URIs (start-up bootstrap). */
+export async function upsertAppRedirectUris(db: Executor, row: Insertable<AppsTable>): Promise<void> {
+  await db
+    .insertInto('apps')
+    .values(row)
+    .onConflict((oc) => oc.column('client_id').doUpdateSet({ redirect_uris: row.redirect_uris }))
+    .execute();
+}
