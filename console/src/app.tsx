@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { LocationProvider, Route, Router, useLocation, useRoute } from 'preact-iso';
+import { LocationProvider, lazy, Route, Router, useLocation, useRoute } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
 import { beginSignIn, completeSignIn, isSignedIn, signedOutByUser, signOut } from './auth.js';
 import { AppDetail, Apps, CreateApp } from './pages/apps.js';
@@ -10,6 +10,13 @@ import { Members, Roles } from './pages/members.js';
 import { CreateOrg, Home, OrgSettings } from './pages/orgs.js';
 import { Scopes } from './pages/scopes.js';
 import { OrgProvider, SessionProvider, useSession } from './session.js';
+
+// Token gates, webhooks and the audit log load when first opened (the initial bundle stays small).
+const TokenGates = lazy(() => import('./pages/token-gates.js').then((m) => m.TokenGates));
+const TokenGateDetail = lazy(() => import('./pages/token-gates.js').then((m) => m.TokenGateDetail));
+const Webhooks = lazy(() => import('./pages/webhooks.js').then((m) => m.Webhooks));
+const WebhookDetail = lazy(() => import('./pages/webhooks.js').then((m) => m.WebhookDetail));
+const AuditLog = lazy(() => import('./pages/audit-log.js').then((m) => m.AuditLog));
 
 type Boot =
   | { state: 'working'; message: string }
@@ -141,6 +148,9 @@ function OrgNav() {
     [`${base}/members`, 'Members'],
     [`${base}/roles`, 'Roles'],
     [`${base}/brands`, 'Brands'],
+    [`${base}/token-gates`, 'Token gates'],
+    [`${base}/webhooks`, 'Webhooks'],
+    [`${base}/audit-log`, 'Audit log'],
   ];
   return (
     <nav aria-label="Organization" class="tabs">
@@ -204,6 +214,11 @@ function SignedIn() {
               <Route path="/console/orgs/:org/brands/:brand/apps/:clientId" component={orgPage(AppDetail)} />
               <Route path="/console/orgs/:org/brands/:brand/scopes" component={orgPage(Scopes)} />
               <Route path="/console/orgs/:org/brands/:brand/connections" component={orgPage(Connections)} />
+              <Route path="/console/orgs/:org/token-gates" component={orgPage(TokenGates)} />
+              <Route path="/console/orgs/:org/token-gates/:gateId" component={orgPage(TokenGateDetail)} />
+              <Route path="/console/orgs/:org/webhooks" component={orgPage(Webhooks)} />
+              <Route path="/console/orgs/:org/webhooks/:id" component={orgPage(WebhookDetail)} />
+              <Route path="/console/orgs/:org/audit-log" component={orgPage(AuditLog)} />
               <Route default component={NotFound} />
             </Router>
           </Shell>

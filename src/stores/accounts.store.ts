@@ -1,6 +1,6 @@
 import { limits } from '../config/defaults.js';
 import { defaults } from '../config/defaults.js';
-import { mapDbError } from '../db/errors.js';
+import { mapDbError } from '../http/db-conflicts.js';
 import type { Executor, UserRow } from '../db/schema.js';
 import { conflict } from '../http/errors.js';
 import type { Clock } from '../lib/clock.js';

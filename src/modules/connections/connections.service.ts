@@ -11,6 +11,7 @@ import { newId } from '../../lib/ids.js';
 import { callbackUrl, enabledTypes, operatorDefaultCredentials } from '../../providers/config.js';
 import type { ProviderConfig, ProviderType } from '../../providers/types.js';
 import { lockBrand, requireBrand } from '../brands/brands.service.js';
+import { liveBrandExists } from '../brands/brands.queries.js';
 import { type Connection, PROVIDER_CONFIG_SCHEMAS } from './connections.schemas.js';
 import * as q from './connections.queries.js';
 
@@ -196,13 +197,7 @@ export async function resolveConnectionCredentials(
     ) as ProviderConfig;
     return { source: 'brand', config };
   }
-  const brand = await ctx.db
-    .selectFrom('brands')
-    .select('id')
-    .where('id', '=', brandId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  if (!brand) return null;
+  if (!(await liveBrandExists(ctx.db, brandId))) return null;
   const config = operatorDefaultCredentials(ctx, type);
   return config ? { source: 'default', config } : null;
 }

@@ -2,8 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { invitationsRoutes } from '../invitations/invitations.routes.js';
 import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
-import { ORG_PERMISSIONS, requireSystemPermission, systemPermissions } from '../../http/permissions.js';
+import { ORG_PERMISSIONS } from '../../http/permissions.js';
+import { requireSystemPermission, systemPermissions } from './org.guards.js';
 import { authErrors, errorResponses, listOf } from '../../http/schemas.js';
+import { auditExportRoutes } from './audit-log.export.js';
 import { auditLogRoutes } from './audit-log.routes.js';
 import { startAuditPruning } from './audit-log.service.js';
 import { membersRoutes } from './members.routes.js';
@@ -11,6 +13,7 @@ import { credentialAllowsSystem, type OrgScopeOptions, orgScope } from './org-sc
 import { CreateOrgBody, OrgListQuery, OrgParams, OrgSchema, UpdateOrgBody } from './orgs.schemas.js';
 import { createOrg, deleteOrg, listOrgs, presentOrg, updateOrg } from './orgs.service.js';
 import { rolesRoutes } from './roles.routes.js';
+import { slugAvailabilityRoutes } from './slug-availability.routes.js';
 import { routeDoc } from '../../http/route-doc.js';
 
 /** The routes under `/:orgSlug`, registered for members and again as the admin mirror. */
@@ -66,6 +69,7 @@ const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, 
   await app.register(rolesRoutes, scoped);
   await app.register(membersRoutes, scoped);
   await app.register(auditLogRoutes, scoped);
+  await app.register(auditExportRoutes, scoped);
   await app.register(invitationsRoutes, scoped);
 };
 
@@ -131,6 +135,7 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req) => listOrgs(ctx, req.query),
   );
 
+  await app.register(slugAvailabilityRoutes);
   await app.register(orgScopedRoutes, { prefix: '/identity/organizations', admin: false });
   await app.register(orgScopedRoutes, { prefix: '/admin/identity/organizations', admin: true });
 

@@ -4,11 +4,12 @@ import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { fieldErrors } from '../../http/error-handler.js';
 import { unauthorized, forbidden, validationFailed } from '../../http/errors.js';
-import { requireSystemPermission } from '../../http/permissions.js';
+import { requireSystemPermission } from '../orgs/org.guards.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import { apiKeysRoutes } from '../api-keys/api-keys.routes.js';
 import { verifyApiKey } from '../api-keys/api-keys.service.js';
 import { deleteAccount, startAccountSweeper } from './account.service.js';
+import { systemPermissionsRoutes } from './system-permissions.routes.js';
 import { listConsentGrants, revokeGrant, verifyAppToken } from './consent.service.js';
 import { authTimeOf, requestMeta, requireAccessToken, requireKeyScope } from './users.guards.js';
 import {
@@ -76,6 +77,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const write = [auth, requireKeyScope('users:write'), ctx.rateLimits.guard('usersMeWrite', userOf)];
 
   await app.register(apiKeysRoutes);
+  await app.register(systemPermissionsRoutes);
 
   // Profile --------------------------------------------------------------------------------------
   for (const path of ['/users/current', '/users/me']) {

@@ -1,7 +1,7 @@
 import type { Updateable } from 'kysely';
 import { limits } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
-import { mapDbError } from '../../db/errors.js';
+import { mapDbError } from '../../http/db-conflicts.js';
 import type { Executor, UsersTable } from '../../db/schema.js';
 import {
   ApiError,
