@@ -659,14 +659,9 @@ function DeliveryRow({
         </td>
         <td>{d.attemptCount}</td>
         <td>
-          <button
-            type="button"
-            class="secondary outline"
-            aria-expanded={open}
-            aria-label={`Details of delivery ${d.id}`}
-            onClick={() => setOpen(!open)}
-          >
+          <button type="button" class="secondary outline" aria-expanded={open} onClick={() => setOpen(!open)}>
             {open ? 'Hide' : 'Show'}
+            <span class="visually-hidden"> details of delivery {d.id}</span>
           </button>
         </td>
       </tr>
