@@ -11,6 +11,7 @@ import type { EngineStores } from './oidc/stores.js';
 import type { AccessTokenClaims } from './oidc/tokens.js';
 import type { InvalidationBus } from './events/invalidation.js';
 import type { Metrics } from './ops/metrics.js';
+import type { SigninStores } from './oidc/signin/stores.js';
 
 /** Who is calling a REST route. */
 export interface Principal {
@@ -50,8 +51,8 @@ export interface AppContext {
   redis?: Redis;
   /** This instance's Prometheus metrics (served only when METRICS_PORT is set). */
   metrics: Metrics;
-  /** What the engine keeps, behind the interfaces it declares (built in wiring.ts). */
-  stores: EngineStores;
+  /** What the engine and sign-in keep, behind the interfaces they declare (built in wiring.ts). */
+  stores: EngineStores & { signin: SigninStores };
   /**
    * The one access-token verifier (src/oidc/tokens.ts): ours, at+jwt, unexpired, of `audience` when
    * given, passing every access-token check; null otherwise.

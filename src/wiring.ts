@@ -11,11 +11,17 @@ import { Encryptor } from './lib/encryption.js';
 import { KeyStore } from './oidc/keys.js';
 import { verifyAccessToken } from './oidc/tokens.js';
 import { introspectApiKey } from './modules/api-keys/api-keys.service.js';
-import { fileUrl } from './modules/files/files.service.js';
 import { recordActivity } from './modules/users/activity.js';
 import { createEngineStores } from './stores/engine.js';
 import { InvalidationBus } from './events/invalidation.js';
 import { Metrics } from './ops/metrics.js';
+import {
+  enabledProviderTypes,
+  resolveConnectionCredentials,
+} from './modules/connections/connections.service.js';
+import { fileTrackers, fileUrl } from './modules/files/files.service.js';
+import { createSigninStores, type SigninStoreDeps } from './stores/signin.js';
+import type { SigninStores } from './oidc/signin/stores.js';
 
 export interface ContextOptions extends OpenOptions {
   clock?: Clock;
@@ -110,10 +116,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     ),
     redis,
     metrics,
-    stores,
+    stores: { ...stores, signin: {} as SigninStores },
     verifyAccessToken: (token, opts) => verifyAccessToken(ctx, token, opts),
     hooks: { accessTokenChecks: [], onClose },
   };
+  ctx.stores.signin = createSigninStores(database.db, signinStoreDeps(ctx));
   stores.introspectors.push((token, request) => introspectApiKey(ctx, token, request.ip));
   return ctx;
 }
@@ -124,4 +131,19 @@ export async function closeContext(ctx: AppContext, opts: { keepDatabase?: boole
   await ctx.invalidation.stop();
   if (ctx.redis) ctx.redis.disconnect();
   if (!opts.keepDatabase) await ctx.database.close();
+}
+
+/** What sign-in's stores get from the modules that own the data (activity, files, connections). */
+function signinStoreDeps(ctx: AppContext): SigninStoreDeps {
+  return {
+    clock: ctx.clock,
+    encryptor: ctx.encryptor,
+    recordActivity: (db, input) => recordActivity(db, ctx.clock, input),
+    fileUrls: async (db, ids) =>
+      new Map([...(await fileTrackers(db, ctx.config, ids))].map(([id, f]) => [id, f.url])),
+    connections: {
+      credentials: (brandId, type) => resolveConnectionCredentials(ctx, brandId, type),
+      enabledTypes: (brandId) => enabledProviderTypes(ctx, brandId),
+    },
+  };
 }

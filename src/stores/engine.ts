@@ -1,7 +1,7 @@
 import type { Db } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { EngineStores, Introspector } from '../oidc/stores.js';
-import { type AccountStoreDeps, accountStore } from './accounts.store.js';
+import { type AccountStoreDeps, userProfileStore } from './user-profiles.store.js';
 import { codeStore } from './authorization-codes.store.js';
 import { clientStore } from './clients.store.js';
 import { consentStore } from './consent-grants.store.js';
@@ -29,7 +29,7 @@ export function createEngineStores(db: Db, deps: EngineStoreDeps): EngineStores 
     devices: deviceStore(db),
     consent: consentStore(db),
     signingKeys: signingKeyStore(db),
-    accounts: accountStore(db, deps),
+    accounts: userProfileStore(db, deps),
     events: eventStore(db, deps),
     introspectors: deps.introspectApiKey ? [deps.introspectApiKey] : [],
   };
