@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadClient } from '../../src/oidc/clients.js';
 import { grantConsent, revokeConsentGrant } from '../../src/oidc/consent.js';
 import { findConsentGrant } from '../../src/stores/consent-grants.store.js';
-import { sweepExpiredSignin } from '../../src/oidc/signin/interactions/sweep.js';
+import { sweepExpiredSignin } from '../../src/oidc/signin/sweep.js';
 import { destroyUserSessions } from '../../src/stores/sessions.store.js';
 import { createWalletChallenge } from '../../src/oidc/signin/wallet-challenges.js';
 import { defaults } from '../../src/config/defaults.js';
