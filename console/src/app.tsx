@@ -2,14 +2,21 @@ import type { ComponentChildren } from 'preact';
 import { LocationProvider, Route, Router, useLocation, useRoute } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
 import { beginSignIn, completeSignIn, isSignedIn, signedOutByUser, signOut } from './auth.js';
+import { AccountDeleted, ConnectedApps, DeleteAccount, Profile } from './pages/account.js';
+import { ApiKeys } from './pages/account-keys.js';
+import { SignInMethods } from './pages/account-wallets.js';
 import { AppDetail, Apps, CreateApp } from './pages/apps.js';
 import { BrandEdit, Brands, CreateBrand } from './pages/brands.js';
 import { Connections } from './pages/connections.js';
 import { AcceptInvitation } from './pages/invitations.js';
 import { Members, Roles } from './pages/members.js';
+import { AllOrgs, FindUsers } from './pages/operator.js';
 import { CreateOrg, Home, OrgSettings } from './pages/orgs.js';
 import { Scopes } from './pages/scopes.js';
 import { OrgProvider, SessionProvider, useSession } from './session.js';
+
+/** Where the console goes after the account is deleted: a page that needs no session. */
+const ACCOUNT_DELETED = '/console/account-deleted';
 
 type Boot =
   | { state: 'working'; message: string }
@@ -28,7 +35,9 @@ function useBoot(): [Boot, (b: Boot) => void] {
   useEffect(() => {
     if (isSignedIn()) return;
     const url = new URL(window.location.href);
-    if (url.pathname === '/console/callback') {
+    if (url.pathname === ACCOUNT_DELETED) {
+      setBoot({ state: 'signed-out' });
+    } else if (url.pathname === '/console/callback') {
       completeSignIn(url)
         .then((r) => {
           if (r.signedIn) {
@@ -92,8 +101,14 @@ function OrgSwitcher() {
 }
 
 function Shell({ children }: { children: ComponentChildren }) {
-  const { me } = useSession();
+  const { me, system } = useSession();
+  const { path } = useLocation();
   const who = me.username ?? me.userPublicKeys?.[0]?.address?.slice(0, 8) ?? me.id;
+  const operator = system.has('admin.orgs.view')
+    ? '/console/operator/orgs'
+    : system.has('admin.users.view')
+      ? '/console/operator/users'
+      : null;
   return (
     <>
       <a class="skip" href="#main">
@@ -112,10 +127,23 @@ function Shell({ children }: { children: ComponentChildren }) {
             <li>
               <OrgSwitcher />
             </li>
+            {operator && (
+              <li>
+                <a href={operator} aria-current={path.startsWith('/console/operator') ? 'page' : undefined}>
+                  Operator
+                </a>
+              </li>
+            )}
             <li>
-              <span class="who" title={me.id}>
+              <a
+                href="/console/account"
+                class="who"
+                title={`Your account (${me.id})`}
+                aria-label={`Account (${who})`}
+                aria-current={path.startsWith('/console/account') ? 'page' : undefined}
+              >
                 {who}
-              </span>
+              </a>
             </li>
             <li>
               <button type="button" class="secondary outline" onClick={() => void signOut()}>
@@ -192,6 +220,13 @@ function SignedIn() {
             <Router>
               <Route path="/console/" component={Home} />
               <Route path="/console/orgs/new" component={CreateOrg} />
+              <Route path="/console/account" component={Profile} />
+              <Route path="/console/account/sign-in" component={SignInMethods} />
+              <Route path="/console/account/api-keys" component={ApiKeys} />
+              <Route path="/console/account/apps" component={ConnectedApps} />
+              <Route path="/console/account/delete" component={DeleteAccount} />
+              <Route path="/console/operator/orgs" component={AllOrgs} />
+              <Route path="/console/operator/users" component={FindUsers} />
               <Route path="/console/invitations/accept" component={AcceptInvitation} />
               <Route path="/console/orgs/:org" component={orgPage(OrgSettings)} />
               <Route path="/console/orgs/:org/members" component={orgPage(Members)} />
@@ -225,6 +260,8 @@ function SignedIn() {
 
 function Root() {
   const [boot] = useBoot();
+  const { path } = useLocation();
+  if (path === ACCOUNT_DELETED) return <AccountDeleted />;
   if (boot.state === 'signed-in') return <SignedIn />;
   if (boot.state === 'signed-out') return <SignedOut message={boot.message} />;
   return (
