@@ -1,11 +1,11 @@
 import { useLocation } from 'preact-iso';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ISO_639_1 } from '../../../src/modules/users/languages.js';
 import { api, unwrap } from '../api.js';
 import { forgetSession } from '../auth.js';
 import { Confirm, Empty, Field, FormProblem, LoadError, Loading } from '../components/ui.js';
 import { ImageUpload } from '../components/upload.js';
-import { useAction, useLoad } from '../hooks.js';
+import { useAction, useAvailability, useLoad } from '../hooks.js';
 import { slugProblem } from '../lib/slug.js';
 import { useSession } from '../session.js';
 
@@ -50,27 +50,17 @@ const LANGUAGES = [...ISO_639_1]
   .map((code) => ({ code, name: languageNames?.of(code) ?? code }))
   .sort((a, b) => a.name.localeCompare(b.name));
 
-/** Whether the username is free, asked as the user types (after a pause), its format checked first. */
+/** The username's format, then whether it is free, as the user types. */
 function useUsernameCheck(username: string, current: string | undefined) {
-  const [state, setState] = useState<{ for: string; available: boolean } | null>(null);
-  const format = username && username !== current ? slugProblem(username) : null;
-  useEffect(() => {
-    if (!username || username === current || format) return;
-    let live = true;
-    const timer = setTimeout(() => {
-      unwrap(api.POST('/users/username-availability', { body: { username } }))
-        .then((r) => live && setState({ for: username, available: r.available }))
-        .catch(() => undefined);
-    }, 300);
-    return () => {
-      live = false;
-      clearTimeout(timer);
-    };
-  }, [username, current, format]);
-  if (!username || username === current) return { error: null, ok: null };
+  const changed = Boolean(username) && username !== current;
+  const format = changed ? slugProblem(username) : null;
+  const answer = useAvailability(username, changed && !format, (u) =>
+    unwrap(api.POST('/users/username-availability', { body: { username: u } })),
+  );
+  if (!changed) return { error: null, ok: null };
   if (format) return { error: format, ok: null };
-  if (state?.for !== username) return { error: null, ok: 'Checking…' };
-  return state.available
+  if (!answer) return { error: null, ok: 'Checking…' };
+  return answer.available
     ? { error: null, ok: `${username} is available.` }
     : { error: `${username} is taken.`, ok: null };
 }
