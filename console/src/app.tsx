@@ -139,9 +139,9 @@ function Shell({ children }: { children: ComponentChildren }) {
                 href="/console/account"
                 class="who"
                 title={`Your account (${me.id})`}
-                aria-label={`Account (${who})`}
                 aria-current={path.startsWith('/console/account') ? 'page' : undefined}
               >
+                <span class="visually-hidden">Account: </span>
                 {who}
               </a>
             </li>

@@ -146,7 +146,7 @@ function WalletTable({
                       <button
                         type="button"
                         class="secondary outline"
-                        aria-label={`Make ${shortAddress(k.address)} primary`}
+                        aria-label={`Make primary: ${shortAddress(k.address)}`}
                         onClick={async () => {
                           const ok = await update.run(() =>
                             unwrap(
