@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply, FastifySchema } from 'fastify';
+import { brandPreviewRoutes } from './brand-preview.routes.js';
 
 /** Where `scripts/build-console.mjs` writes the bundle. */
 export const CONSOLE_DIST = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'console', 'dist');
@@ -20,6 +21,8 @@ export function consoleCsp(filesBaseUrl: string): string {
     "style-src 'self'",
     `img-src 'self' data: ${files}`,
     "connect-src 'self'",
+    // The brand editor's preview: the hosted sign-in page of this origin in a frame.
+    "frame-src 'self'",
     "font-src 'self'",
     "base-uri 'none'",
     "form-action 'self'",
@@ -60,6 +63,8 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
         );
     return reply.type('text/html; charset=utf-8').send(html);
   };
+
+  await app.register(brandPreviewRoutes);
 
   // Hosted pages, not API operations: left out of the OpenAPI document.
   const page = { schema: { hide: true } as FastifySchema };

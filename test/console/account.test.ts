@@ -190,7 +190,10 @@ describe('the console: account, operator views, org lifecycle', () => {
       .getByRole('status')
       .filter({ hasText: `Linked ${short(standard.address)}` })
       .waitFor();
-    assert.equal(await page.getByLabel(`Label of ${short(standard.address)}`, { exact: true }).inputValue(), 'Cold storage');
+    assert.equal(
+      await page.getByLabel(`Label of ${short(standard.address)}`, { exact: true }).inputValue(),
+      'Cold storage',
+    );
     await checkScreen(page, 'account-wallets');
 
     await page.getByRole('button', { name: `Make primary: ${short(standard.address)}` }).click();
