@@ -34,7 +34,7 @@ describe('GET /console/brand-preview', () => {
 
   it('is refused outside a same-origin frame (no look-alike sign-in page by link)', async () => {
     for (const headers of [
-      {},
+      {} as Record<string, string>,
       { 'sec-fetch-dest': 'document', 'sec-fetch-site': 'none' },
       { 'sec-fetch-dest': 'iframe', 'sec-fetch-site': 'cross-site' },
     ]) {
