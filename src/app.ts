@@ -19,6 +19,8 @@ import { invitationAcceptRoutes } from './modules/invitations/invitations.routes
 import { filesRoutes } from './modules/files/files.routes.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
+import { webhookInspectRoutes } from './modules/webhooks/webhooks.inspect.js';
+import { mintInfoRoutes } from './modules/token-gates/mint-info.js';
 import { orgsRoutes } from './modules/orgs/orgs.routes.js';
 import { tokenGatesRoutes } from './modules/token-gates/token-gates.routes.js';
 import { wellKnownRoutes } from './oidc/discovery.js';
@@ -120,10 +122,12 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     await issuer.register(providerRoutes);
   });
   await app.register(webhooksRoutes);
+  await app.register(webhookInspectRoutes);
   await app.register(orgsRoutes);
   await app.register(invitationAcceptRoutes);
   await app.register(brandsModule);
   await app.register(tokenGatesRoutes);
+  await app.register(mintInfoRoutes);
   await app.register(usersRoutes);
   await app.register(consoleRoutes);
 

@@ -3,6 +3,9 @@ import type { Executor } from './db/schema.js';
 import { BUILT_IN_ROLES } from './http/permissions.js';
 import type { Clock } from './lib/clock.js';
 import { newId } from './lib/ids.js';
+import { upsertAppRedirectUris } from './modules/apps/apps.queries.js';
+import { insertBrandIfAbsent } from './modules/brands/brands.queries.js';
+import { insertOrgIfAbsent, insertRoles } from './modules/orgs/orgs.queries.js';
 import { WALLET_PROVIDER } from './providers/types.js';
 
 export const SYSTEM_ORG_ID = 'org_system';
@@ -33,75 +36,62 @@ export function builtInRoleRows(orgId: string, now: Date) {
 export async function ensureConsole(db: Executor, config: Config, clock: Clock): Promise<void> {
   const now = clock.now();
   await db.transaction().execute(async (trx) => {
-    const inserted = await trx
-      .insertInto('orgs')
-      .values({
-        id: SYSTEM_ORG_ID,
-        name: 'System',
-        slug: SYSTEM_ORG_SLUG,
-        slug_claim: SYSTEM_ORG_SLUG,
-        description: 'Operator organization that owns the console',
-        icon_file_id: null,
-        created_by: 'system',
-        payment_product_id: null,
-        payment_customer_id: null,
-        tier: 'authority',
-        is_system: true,
-        created_at: now,
-        updated_at: now,
-        deleted_at: null,
-      })
-      .onConflict((oc) => oc.doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    if (inserted) await trx.insertInto('roles').values(builtInRoleRows(SYSTEM_ORG_ID, now)).execute();
-    await trx
-      .insertInto('brands')
-      .values({
-        id: CONSOLE_BRAND_ID,
-        org_id: SYSTEM_ORG_ID,
-        slug: CONSOLE_BRAND_SLUG,
-        name: 'Gatehouse Console',
-        oauth_callback_id: 'console',
-        logo_file_id: null,
-        primary_color: null,
-        support_email: null,
-        privacy_policy_url: null,
-        terms_url: null,
-        provider_order: [WALLET_PROVIDER],
-        created_at: now,
-        updated_at: now,
-        deleted_at: null,
-      })
-      .onConflict((oc) => oc.doNothing())
-      .execute();
+    const inserted = await insertOrgIfAbsent(trx, {
+      id: SYSTEM_ORG_ID,
+      name: 'System',
+      slug: SYSTEM_ORG_SLUG,
+      slug_claim: SYSTEM_ORG_SLUG,
+      description: 'Operator organization that owns the console',
+      icon_file_id: null,
+      created_by: 'system',
+      payment_product_id: null,
+      payment_customer_id: null,
+      tier: 'authority',
+      is_system: true,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    });
+    if (inserted) await insertRoles(trx, builtInRoleRows(SYSTEM_ORG_ID, now));
+    await insertBrandIfAbsent(trx, {
+      id: CONSOLE_BRAND_ID,
+      org_id: SYSTEM_ORG_ID,
+      slug: CONSOLE_BRAND_SLUG,
+      name: 'Gatehouse Console',
+      oauth_callback_id: 'console',
+      logo_file_id: null,
+      primary_color: null,
+      support_email: null,
+      privacy_policy_url: null,
+      terms_url: null,
+      provider_order: [WALLET_PROVIDER],
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    });
     const redirectUri = `${config.baseUrl}/console/callback`;
-    await trx
-      .insertInto('apps')
-      .values({
-        id: 'app_console',
-        org_id: SYSTEM_ORG_ID,
-        brand_id: CONSOLE_BRAND_ID,
-        client_id: CONSOLE_CLIENT_ID,
-        client_secret_hash: null,
-        name: 'Gatehouse Console',
-        type: 'spa',
-        is_confidential: false,
-        redirect_uris: [redirectUri],
-        allowed_grant_types: [
-          'authorization_code',
-          'refresh_token',
-          'urn:ietf:params:oauth:grant-type:device_code',
-        ],
-        allowed_scopes: ['openid', 'profile', 'email', 'offline_access'],
-        enabled: true,
-        first_party: true,
-        description: 'The first-party console; its access tokens are accepted by the REST API',
-        created_at: now,
-        updated_at: now,
-        deleted_at: null,
-      })
-      .onConflict((oc) => oc.column('client_id').doUpdateSet({ redirect_uris: [redirectUri] }))
-      .execute();
+    await upsertAppRedirectUris(trx, {
+      id: 'app_console',
+      org_id: SYSTEM_ORG_ID,
+      brand_id: CONSOLE_BRAND_ID,
+      client_id: CONSOLE_CLIENT_ID,
+      client_secret_hash: null,
+      name: 'Gatehouse Console',
+      type: 'spa',
+      is_confidential: false,
+      redirect_uris: [redirectUri],
+      allowed_grant_types: [
+        'authorization_code',
+        'refresh_token',
+        'urn:ietf:params:oauth:grant-type:device_code',
+      ],
+      allowed_scopes: ['openid', 'profile', 'email', 'offline_access'],
+      enabled: true,
+      first_party: true,
+      description: 'The first-party console; its access tokens are accepted by the REST API',
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    });
   });
 }

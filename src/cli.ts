@@ -5,6 +5,11 @@ import { DevError, devWalletPath, openDevWallet } from './dev/wallet.js';
 import { defaults } from './config/defaults.js';
 import { openDatabase } from './db/index.js';
 import { migrate } from './db/migrate.js';
+import {
+  grantSystemPermissions,
+  revokeSystemPermissions,
+} from './modules/orgs/system-permissions.queries.js';
+import { findAnyUserIdByIdOrUsername, findUserIdByWallet } from './modules/users/users.queries.js';
 import type { Db } from './db/schema.js';
 import { ADMIN_PERMISSIONS, normalizePermission } from './http/permissions.js';
 import { systemClock } from './lib/clock.js';
@@ -31,23 +36,13 @@ DATA_DIR (dev-wallet.json, mode 0600); "dev" is refused when NODE_ENV=production
 class UsageError extends Error {}
 
 async function findUser(db: Db, ident: string): Promise<string> {
-  const byId = await db.selectFrom('users').select('id').where('id', '=', ident).executeTakeFirst();
-  if (byId) return byId.id;
-  const byName = await db
-    .selectFrom('users')
-    .select('id')
-    .where('username', '=', ident.toLowerCase())
-    .executeTakeFirst();
-  if (byName) return byName.id;
+  const byIdOrName = await findAnyUserIdByIdOrUsername(db, ident);
+  if (byIdOrName) return byIdOrName;
   if (isSolanaAddress(ident)) {
     // user_public_keys arrives with the users module; absent before its migration.
     try {
-      const r = await (db as unknown as Db)
-        .selectFrom('user_public_keys' as never)
-        .select('user_id' as never)
-        .where('address' as never, '=', ident as never)
-        .executeTakeFirst();
-      if (r) return (r as { user_id: string }).user_id;
+      const holder = await findUserIdByWallet(db, ident);
+      if (holder) return holder;
     } catch {
       /* no wallets table yet */
     }
@@ -185,20 +180,10 @@ export async function runCli(argv: string[], out: (s: string) => void = console.
         const permissions = parsePermissions(perms);
         const userId = await findUser(db, ident);
         if (sub === 'grant') {
-          await db
-            .insertInto('system_permissions')
-            .values(
-              permissions.map((permission) => ({ user_id: userId, permission, granted_at: new Date() })),
-            )
-            .onConflict((oc) => oc.doNothing())
-            .execute();
+          await grantSystemPermissions(db, userId, permissions, new Date());
           out(`granted ${permissions.join(', ')} to ${userId}`);
         } else {
-          await db
-            .deleteFrom('system_permissions')
-            .where('user_id', '=', userId)
-            .where('permission', 'in', permissions)
-            .execute();
+          await revokeSystemPermissions(db, userId, permissions);
           out(`revoked ${permissions.join(', ')} from ${userId}`);
         }
         return 0;

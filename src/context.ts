@@ -9,6 +9,7 @@ import type { Encryptor } from './lib/encryption.js';
 import type { KeyStore } from './oidc/keys.js';
 import type { InvalidationBus } from './events/invalidation.js';
 import type { Metrics } from './ops/metrics.js';
+import type { SigninStores } from './oidc/signin/stores.js';
 
 /** Who is calling a REST route. */
 export interface Principal {
@@ -48,6 +49,8 @@ export interface AppContext {
   redis?: Redis;
   /** This instance's Prometheus metrics (served only when METRICS_PORT is set). */
   metrics: Metrics;
+  /** What the engine and sign-in keep, behind the interfaces they declare (built in wiring.ts). */
+  stores: { signin: SigninStores };
   /** Extension points modules plug into at registration. */
   hooks: {
     apiKeyVerifier?: ApiKeyVerifier;

@@ -11,6 +11,13 @@ import { Encryptor } from './lib/encryption.js';
 import { KeyStore } from './oidc/keys.js';
 import { InvalidationBus } from './events/invalidation.js';
 import { Metrics } from './ops/metrics.js';
+import {
+  enabledProviderTypes,
+  resolveConnectionCredentials,
+} from './modules/connections/connections.service.js';
+import { fileTrackers } from './modules/files/files.service.js';
+import { recordActivity } from './modules/users/activity.js';
+import { createSigninStores, type SigninStoreDeps } from './stores/signin.js';
 
 export interface ContextOptions extends OpenOptions {
   clock?: Clock;
@@ -76,7 +83,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   await keys.ensureKey();
   await ensureConsole(database.db, config, clock);
 
-  return {
+  const ctx: AppContext = {
     config,
     db: database.db,
     database,
@@ -94,7 +101,10 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     redis,
     metrics,
     hooks: { accessTokenChecks: [], onClose: [] },
+    stores: {} as AppContext['stores'],
   };
+  ctx.stores = { signin: createSigninStores(database.db, signinStoreDeps(ctx)) };
+  return ctx;
 }
 
 /** Closes what createContext opened (background jobs first, then Redis, then the database). */
@@ -103,4 +113,19 @@ export async function closeContext(ctx: AppContext, opts: { keepDatabase?: boole
   await ctx.invalidation.stop();
   if (ctx.redis) ctx.redis.disconnect();
   if (!opts.keepDatabase) await ctx.database.close();
+}
+
+/** What sign-in's stores get from the modules that own the data (activity, files, connections). */
+function signinStoreDeps(ctx: AppContext): SigninStoreDeps {
+  return {
+    clock: ctx.clock,
+    encryptor: ctx.encryptor,
+    recordActivity: (db, input) => recordActivity(db, ctx.clock, input),
+    fileUrls: async (db, ids) =>
+      new Map([...(await fileTrackers(db, ctx.config, ids))].map(([id, f]) => [id, f.url])),
+    connections: {
+      credentials: (brandId, type) => resolveConnectionCredentials(ctx, brandId, type),
+      enabledTypes: (brandId) => enabledProviderTypes(ctx, brandId),
+    },
+  };
 }

@@ -1,22 +1,34 @@
 import type { ComponentChildren } from 'preact';
-import { LocationProvider, Route, Router, useLocation, useRoute } from 'preact-iso';
+import { LocationProvider, lazy, Route, Router, useLocation, useRoute } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
 import { beginSignIn, completeSignIn, isSignedIn, signedOutByUser, signOut } from './auth.js';
-import { AccountDeleted, ConnectedApps, DeleteAccount, Profile } from './pages/account.js';
-import { ApiKeys } from './pages/account-keys.js';
-import { SignInMethods } from './pages/account-wallets.js';
+import { AccountDeleted } from './pages/account-deleted.js';
 import { AppDetail, Apps, CreateApp } from './pages/apps.js';
 import { BrandEdit, Brands, CreateBrand } from './pages/brands.js';
 import { Connections } from './pages/connections.js';
 import { AcceptInvitation } from './pages/invitations.js';
 import { Members, Roles } from './pages/members.js';
-import { AllOrgs, FindUsers } from './pages/operator.js';
 import { CreateOrg, Home, OrgSettings } from './pages/orgs.js';
 import { Scopes } from './pages/scopes.js';
 import { OrgProvider, SessionProvider, useSession } from './session.js';
 
 /** Where the console goes after the account is deleted: a page that needs no session. */
 const ACCOUNT_DELETED = '/console/account-deleted';
+
+// Token gates, webhooks and the audit log load when first opened (the initial bundle stays small).
+const TokenGates = lazy(() => import('./pages/token-gates.js').then((m) => m.TokenGates));
+const TokenGateDetail = lazy(() => import('./pages/token-gates.js').then((m) => m.TokenGateDetail));
+const Webhooks = lazy(() => import('./pages/webhooks.js').then((m) => m.Webhooks));
+const WebhookDetail = lazy(() => import('./pages/webhooks.js').then((m) => m.WebhookDetail));
+const AuditLog = lazy(() => import('./pages/audit-log.js').then((m) => m.AuditLog));
+// So do the account's screens and the operator's views.
+const Profile = lazy(() => import('./pages/account.js').then((m) => m.Profile));
+const ConnectedApps = lazy(() => import('./pages/account.js').then((m) => m.ConnectedApps));
+const DeleteAccount = lazy(() => import('./pages/account.js').then((m) => m.DeleteAccount));
+const SignInMethods = lazy(() => import('./pages/account-wallets.js').then((m) => m.SignInMethods));
+const ApiKeys = lazy(() => import('./pages/account-keys.js').then((m) => m.ApiKeys));
+const AllOrgs = lazy(() => import('./pages/operator.js').then((m) => m.AllOrgs));
+const FindUsers = lazy(() => import('./pages/operator.js').then((m) => m.FindUsers));
 
 type Boot =
   | { state: 'working'; message: string }
@@ -169,6 +181,9 @@ function OrgNav() {
     [`${base}/members`, 'Members'],
     [`${base}/roles`, 'Roles'],
     [`${base}/brands`, 'Brands'],
+    [`${base}/token-gates`, 'Token gates'],
+    [`${base}/webhooks`, 'Webhooks'],
+    [`${base}/audit-log`, 'Audit log'],
   ];
   return (
     <nav aria-label="Organization" class="tabs">
@@ -239,6 +254,11 @@ function SignedIn() {
               <Route path="/console/orgs/:org/brands/:brand/apps/:clientId" component={orgPage(AppDetail)} />
               <Route path="/console/orgs/:org/brands/:brand/scopes" component={orgPage(Scopes)} />
               <Route path="/console/orgs/:org/brands/:brand/connections" component={orgPage(Connections)} />
+              <Route path="/console/orgs/:org/token-gates" component={orgPage(TokenGates)} />
+              <Route path="/console/orgs/:org/token-gates/:gateId" component={orgPage(TokenGateDetail)} />
+              <Route path="/console/orgs/:org/webhooks" component={orgPage(Webhooks)} />
+              <Route path="/console/orgs/:org/webhooks/:id" component={orgPage(WebhookDetail)} />
+              <Route path="/console/orgs/:org/audit-log" component={orgPage(AuditLog)} />
               <Route default component={NotFound} />
             </Router>
           </Shell>

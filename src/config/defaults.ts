@@ -62,6 +62,14 @@ export const defaults = {
   tokenGateLookupTtl: 5,
   /** Most gates (hits and misses) kept by the check's gate lookup cache. */
   tokenGateLookupMaxEntries: 10_000,
+  /** Audit log entries read per batch by the export (keyset pages). */
+  auditExportBatch: 1000,
+  /** Seconds a mint found by the mint-info lookup is cached (its decimals never change). */
+  mintInfoTtl: 3600,
+  /** Seconds an address without a mint is cached by the mint-info lookup (a mint may be created). */
+  mintInfoMissTtl: 60,
+  /** Most mints kept by the mint-info cache. */
+  mintInfoMaxEntries: 1000,
   /** Solana JSON-RPC request timeout (milliseconds); the gate check answers 504 after it. */
   solanaRpcTimeoutMs: 5000,
   /** Webhook response timeout (10 s). */
@@ -165,6 +173,8 @@ export const rateLimits = {
   apiKeyCreate: { points: 10, duration: 3600 },
   publicKeyCreate: { points: 10, duration: 60 },
   usersFind: { points: 30, duration: 60 },
+  /** Not in the interface: mint lookups (a call to the Solana RPC on a miss) per org. */
+  mintInfo: { points: 30, duration: 60 },
   orgRead: { points: 60, duration: 60 },
   orgWrite: { points: 30, duration: 60 },
   /** Not in the interface: org slug checks as the user types, per user and network source. */

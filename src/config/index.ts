@@ -152,6 +152,40 @@ function readEncryptionKey(env: Env, nodeEnv: string, dataDir: string, warn: (ms
   return key;
 }
 
+function readRateLimitMultiplier(env: Env): number {
+  const raw = env.RATE_LIMIT_MULTIPLIER;
+  if (raw === undefined || raw === '') return 1;
+  const multiplier = Number(raw);
+  if (!Number.isFinite(multiplier) || multiplier < 0)
+    fail('RATE_LIMIT_MULTIPLIER', `must be a number >= 0, got "${raw}"`);
+  return multiplier;
+}
+
+function readWebhookRetrySchedule(env: Env): number[] {
+  if (!env.WEBHOOK_RETRY_SCHEDULE) return [...defaults.webhookRetrySchedule];
+  const parts = env.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => s.trim());
+  if (parts.some((p) => !/^\d+(\.\d+)?$/.test(p)))
+    fail('WEBHOOK_RETRY_SCHEDULE', `must be comma-separated seconds, got "${env.WEBHOOK_RETRY_SCHEDULE}"`);
+  return parts.map(Number);
+}
+
+/** `PROVIDER_<TYPE>_<FIELD>` variables, by provider type; endpoint URLs must be http(s). */
+function readProviderOverrides(env: Env): Record<string, ProviderOverrides> {
+  const providers: Record<string, ProviderOverrides> = {};
+  for (const type of PROVIDER_TYPES) {
+    const prefix = `PROVIDER_${type.toUpperCase()}_`;
+    const entry: ProviderOverrides = {};
+    for (const [k, v] of Object.entries(env)) {
+      if (k.startsWith(prefix) && v) entry[camel(k.slice(prefix.length))] = v;
+    }
+    for (const k of ['authorizationUrl', 'tokenUrl', 'userinfoUrl', 'issuer', 'jwksUrl', 'revocationUrl']) {
+      if (entry[k]) url({ [`${prefix}${k}`]: entry[k] }, `${prefix}${k}`, undefined, ['http:', 'https:']);
+    }
+    providers[type] = entry;
+  }
+  return providers;
+}
+
 /**
  * Reads and validates the whole configuration. Throws ConfigError naming the first bad variable.
  * `warn` receives one-line notices (such as a generated encryption key).
@@ -174,22 +208,8 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     url(env, 'FILES_BASE_URL', `${baseUrl}/files`, ['http:', 'https:']) as string
   ).replace(/\/+$/, '');
 
-  const multiplierRaw = env.RATE_LIMIT_MULTIPLIER;
-  let rateLimitMultiplier = 1;
-  if (multiplierRaw !== undefined && multiplierRaw !== '') {
-    rateLimitMultiplier = Number(multiplierRaw);
-    if (!Number.isFinite(rateLimitMultiplier) || rateLimitMultiplier < 0)
-      fail('RATE_LIMIT_MULTIPLIER', `must be a number >= 0, got "${multiplierRaw}"`);
-  }
-
-  let webhookRetrySchedule = [...defaults.webhookRetrySchedule];
-  if (env.WEBHOOK_RETRY_SCHEDULE) {
-    const parts = env.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => s.trim());
-    if (parts.some((p) => !/^\d+(\.\d+)?$/.test(p)))
-      fail('WEBHOOK_RETRY_SCHEDULE', `must be comma-separated seconds, got "${env.WEBHOOK_RETRY_SCHEDULE}"`);
-    webhookRetrySchedule = parts.map(Number);
-  }
-
+  const rateLimitMultiplier = readRateLimitMultiplier(env);
+  const webhookRetrySchedule = readWebhookRetrySchedule(env);
   const trustProxy = readTrustProxy(env.TRUST_PROXY);
   const rateLimitIpv6Prefix = int(env, 'RATE_LIMIT_IPV6_PREFIX', 64, 1, 128);
 
@@ -211,19 +231,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
   const databaseSchema = env.DATABASE_SCHEMA || undefined;
   if (databaseSchema && !/^[a-z_][a-z0-9_]{0,62}$/.test(databaseSchema))
     fail('DATABASE_SCHEMA', 'must be a lower-case SQL identifier');
-
-  const providers: Record<string, ProviderOverrides> = {};
-  for (const type of PROVIDER_TYPES) {
-    const prefix = `PROVIDER_${type.toUpperCase()}_`;
-    const entry: ProviderOverrides = {};
-    for (const [k, v] of Object.entries(env)) {
-      if (k.startsWith(prefix) && v) entry[camel(k.slice(prefix.length))] = v;
-    }
-    for (const k of ['authorizationUrl', 'tokenUrl', 'userinfoUrl', 'issuer', 'jwksUrl', 'revocationUrl']) {
-      if (entry[k]) url({ [`${prefix}${k}`]: entry[k] }, `${prefix}${k}`, undefined, ['http:', 'https:']);
-    }
-    providers[type] = entry;
-  }
+  const providers = readProviderOverrides(env);
 
   return {
     nodeEnv,

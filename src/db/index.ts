@@ -95,3 +95,8 @@ export async function openDatabase(config: Config, opts: OpenOptions = {}): Prom
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return { db, kind: 'pglite', pglite, close: () => db.destroy() };
 }
+
+/** Throws when the database does not answer (readiness probe). */
+export async function ping(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
+}

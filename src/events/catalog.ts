@@ -30,3 +30,27 @@ export function subscribes(events: readonly string[], type: string): boolean {
   if (events.includes(type)) return true;
   return events.includes('*') && !(HIGH_VOLUME_EVENTS as readonly string[]).includes(type);
 }
+
+/** What fires each event (the interface's catalog), for people choosing what to subscribe to. */
+export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
+  'consent.granted': 'A user grants scopes to an app for the first time, or adds scopes to a grant.',
+  'consent.revoked': 'A user or an app revokes a consent grant.',
+  'member.added': 'A user joins the organization.',
+  'member.invited': 'An invitation link to join the organization is created.',
+  'member.invitation.revoked': 'A pending invitation is revoked.',
+  'member.removed': 'A user leaves the organization or is removed.',
+  'member.role.changed': 'A role is added to or removed from a member.',
+  'oidcClient.created': 'An app is registered.',
+  'oidcClient.updated': "An app's configuration changes.",
+  'oidcClient.deleted': 'An app is disabled or deleted.',
+  'oidcClient.secret.rotated': "An app's client secret is rotated (the secret is never sent).",
+  'socialProvider.upserted': 'A sign-in connection is created or updated (its configuration is never sent).',
+  'socialProvider.enabled': 'A sign-in connection is enabled.',
+  'socialProvider.disabled': 'A sign-in connection is disabled.',
+  'tokenGate.created': 'A token gate is created.',
+  'tokenGate.updated': 'A token gate is updated.',
+  'tokenGate.deleted': 'A token gate is deleted.',
+  'webhook.test': 'A test delivery is requested.',
+  'token.issued': 'Every successful token issuance (high volume; never the token itself).',
+  'token.refreshed': 'Every refresh-token exchange (high volume; never the token itself).',
+};

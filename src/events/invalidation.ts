@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config/index.js';
 import { defaults } from '../config/defaults.js';
 import type { DatabaseHandle } from '../db/index.js';
+import { currentSchema, notifyInSchema } from '../db/notify.js';
 import type { Executor } from '../db/schema.js';
 
 /**
@@ -50,7 +50,7 @@ export async function publishInvalidation(
   if (payloads.length === 0) return;
   for (const p of payloads) {
     if (p.length > MAX_PAYLOAD) throw new Error('invalidation key too long');
-    await sql`select pg_notify(${INVALIDATION_CHANNEL}, current_schema() || ${`\t${p}`})`.execute(db);
+    await notifyInSchema(db, INVALIDATION_CHANNEL, `\t${p}`);
   }
 }
 
@@ -196,9 +196,7 @@ export class InvalidationBus {
   }
 
   private async sendMarker(id: string): Promise<void> {
-    await sql`select pg_notify(${INVALIDATION_CHANNEL}, current_schema() || ${`\t-\t${SYNC}\t${id}`})`.execute(
-      this.database.db,
-    );
+    await notifyInSchema(this.database.db, INVALIDATION_CHANNEL, `\t-\t${SYNC}\t${id}`);
   }
 
   /** Whether a marker sent now comes back through the channel within `timeoutMs`. */
@@ -292,8 +290,7 @@ export class InvalidationBus {
 
   /** Starts listening; resolves when the channel is up (or failed: then caches stay off and it retries). */
   async start(): Promise<void> {
-    const row = await sql<{ s: string }>`select current_schema() as s`.execute(this.database.db);
-    this.schema = row.rows[0]?.s ?? 'public';
+    this.schema = (await currentSchema(this.database.db)) ?? 'public';
     liveBuses.add(this);
     await this.subscribe();
     this.scheduleHeartbeat();

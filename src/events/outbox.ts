@@ -1,7 +1,9 @@
 import type { Executor, Trx } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { newId, uuid } from '../lib/ids.js';
+import { insertAuditEntry } from './audit-log.queries.js';
 import type { EventType } from './catalog.js';
+import { insertEvent } from './outbox.queries.js';
 
 export interface RecordedEvent {
   id: string;
@@ -66,19 +68,16 @@ export interface Mutation {
 export async function recordMutation(trx: Trx, clock: Clock, m: Mutation): Promise<RecordedEvent[]> {
   const now = clock.now();
   if (!m.auditless) {
-    await trx
-      .insertInto('audit_log')
-      .values({
-        id: newId('log_'),
-        org_id: m.orgId,
-        actor_user_id: m.actorUserId,
-        action: m.action,
-        resource_type: m.resourceType,
-        resource_id: m.resourceId,
-        metadata: m.metadata ? JSON.stringify(m.metadata) : null,
-        timestamp: now,
-      })
-      .execute();
+    await insertAuditEntry(trx, {
+      id: newId('log_'),
+      org_id: m.orgId,
+      actor_user_id: m.actorUserId,
+      action: m.action,
+      resource_type: m.resourceType,
+      resource_id: m.resourceId,
+      metadata: m.metadata ? JSON.stringify(m.metadata) : null,
+      timestamp: now,
+    });
   }
   const recorded: RecordedEvent[] = [];
   for (const e of m.events ?? []) {
@@ -90,17 +89,14 @@ export async function recordMutation(trx: Trx, clock: Clock, m: Mutation): Promi
       data: e.data,
       createdAt: now,
     };
-    await trx
-      .insertInto('events')
-      .values({
-        id: event.id,
-        org_id: event.orgId,
-        type: event.type,
-        actor_user_id: event.actorUserId,
-        data: JSON.stringify(event.data),
-        created_at: now,
-      })
-      .execute();
+    await insertEvent(trx, {
+      id: event.id,
+      org_id: event.orgId,
+      type: event.type,
+      actor_user_id: event.actorUserId,
+      data: JSON.stringify(event.data),
+      created_at: now,
+    });
     for (const sink of sinks) await sink(trx, event);
     recorded.push(event);
   }

@@ -1,10 +1,5 @@
-import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
 import type { OrgRow } from '../db/schema.js';
-import { forbidden, notFound } from './errors.js';
-import { principalOf } from './auth.js';
-import { declareKeyScope, keyMeets } from './key-scopes.js';
-import { documentGuard } from './route-doc.js';
+import { keyMeets } from './key-scopes.js';
 
 /** Every org permission. `org.read` is implied by membership. */
 export const ORG_PERMISSIONS = [
@@ -93,105 +88,7 @@ declare module 'fastify' {
   }
 }
 
-export async function systemPermissions(ctx: AppContext, userId: string): Promise<Set<string>> {
-  const rows = await ctx.db
-    .selectFrom('system_permissions')
-    .select('permission')
-    .where('user_id', '=', userId)
-    .execute();
-  return new Set(rows.map((r) => r.permission));
-}
-
-/** The caller's permissions in an org, read live on every request; null when not a member. */
-export async function memberPermissions(
-  ctx: AppContext,
-  orgId: string,
-  userId: string,
-): Promise<Set<string> | null> {
-  const rows = await ctx.db
-    .selectFrom('org_members as m')
-    .leftJoin('member_roles as mr', (j) =>
-      j.onRef('mr.org_id', '=', 'm.org_id').onRef('mr.user_id', '=', 'm.user_id'),
-    )
-    .leftJoin('roles as r', 'r.id', 'mr.role_id')
-    .select(['r.permissions'])
-    .where('m.org_id', '=', orgId)
-    .where('m.user_id', '=', userId)
-    .where('m.disabled_at', 'is', null)
-    .execute();
-  if (rows.length === 0) return null;
-  const perms = new Set<string>(['org.read']);
-  for (const r of rows) for (const p of r.permissions ?? []) perms.add(p);
-  return perms;
-}
-
-export async function findActiveOrgBySlug(ctx: AppContext, slug: string): Promise<OrgRow | undefined> {
-  return ctx.db
-    .selectFrom('orgs')
-    .selectAll()
-    .where('slug', '=', slug)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-}
-
-/**
- * Guards for org-scoped routes (`:orgSlug` in the path). On `/identity/organizations/...` the caller
- * must be a member (else 404: another org's resources are invisible) holding `permission` (else 403
- * with `details.missing`). On the admin mirror the caller needs `admin.orgs.view` for reads and
- * `admin.orgs.edit` for writes instead, and membership is not checked.
- * Also enforces API key scopes: a key may use a permission only if its scopes allow it.
- */
-export function orgGuards(ctx: AppContext, opts: { admin?: boolean } = {}) {
-  return function requirePermission(permission: OrgPermission) {
-    const guard = async function orgPermissionGuard(req: FastifyRequest): Promise<void> {
-      const principal = principalOf(req);
-      const { orgSlug } = req.params as { orgSlug?: string };
-      const org = orgSlug ? await findActiveOrgBySlug(ctx, orgSlug) : undefined;
-      if (opts.admin) {
-        const needed = req.method === 'GET' || req.method === 'HEAD' ? 'admin.orgs.view' : 'admin.orgs.edit';
-        const sys = await systemPermissions(ctx, principal.userId);
-        if (!sys.has(needed)) throw forbidden(needed);
-        if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, needed))
-          throw forbidden(needed, 'the API key scopes do not allow this');
-        if (!org) throw notFound('organization');
-        req.org = org;
-        req.orgPermissions = new Set(ORG_PERMISSIONS);
-        return;
-      }
-      if (!org) throw notFound('organization');
-      const perms = await memberPermissions(ctx, org.id, principal.userId);
-      if (!perms) throw notFound('organization');
-      if (!perms.has(permission)) throw forbidden(permission);
-      if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, permission))
-        throw forbidden(permission, 'the API key scopes do not allow this');
-      req.org = org;
-      req.orgPermissions = perms;
-    };
-    return documentGuard(
-      declareKeyScope(
-        guard,
-        opts.admin
-          ? (method) => [method === 'GET' || method === 'HEAD' ? 'admin.orgs.view' : 'admin.orgs.edit']
-          : [permission],
-      ),
-      { kind: 'orgPermission', permission, admin: !!opts.admin },
-    );
-  };
-}
-
 /** An API key with no scopes has the user's full access; otherwise one of its scopes must name the permission. */
 export function apiKeyAllows(scopes: string[], permission: string): boolean {
   return keyMeets(scopes, [permission]);
-}
-
-/** preHandler for system routes (`/admin/...`, user lookups). */
-export function requireSystemPermission(ctx: AppContext, permission: AdminPermission) {
-  const guard = async function systemPermissionGuard(req: FastifyRequest): Promise<void> {
-    const principal = principalOf(req);
-    const sys = await systemPermissions(ctx, principal.userId);
-    if (!sys.has(permission)) throw forbidden(permission);
-    if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, permission))
-      throw forbidden(permission, 'the API key scopes do not allow this');
-  };
-  return documentGuard(declareKeyScope(guard, [permission]), { kind: 'systemPermission', permission });
 }

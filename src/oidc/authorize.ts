@@ -4,7 +4,6 @@ import { PROVIDER_TYPES, WALLET_PROVIDER } from '../providers/types.js';
 import { type Client, loadClient } from './clients.js';
 import { findConsentGrant, grantCovers } from './consent.js';
 import { newFlowBinding } from './signin/flow-state.js';
-import { brandScopeDescriptions } from './signin/interactions/interactions.queries.js';
 import {
   KNOWN_STANDARD_SCOPES,
   createInteraction,
@@ -89,7 +88,7 @@ async function checkScopes(ctx: AppContext, client: Client, raw: string | undefi
   if (scopes.length === 0) throw new Refusal('invalid_request', 'scope is required');
   const allowed = new Set(client.allowedScopes);
   const custom = scopes.some((s) => !KNOWN_STANDARD_SCOPES.has(s))
-    ? await brandScopeDescriptions(ctx, client.brandId)
+    ? await ctx.stores.signin.brands.scopeDescriptions(client.brandId)
     : new Map<string, string>();
   const bad = scopes.filter((s) => !allowed.has(s) || !(KNOWN_STANDARD_SCOPES.has(s) || custom.has(s)));
   if (bad.length) throw new Refusal('invalid_scope', `scope not allowed for this client: ${bad.join(' ')}`);

@@ -123,7 +123,7 @@ export async function devicePage(
   }
   const t = translator(locale);
   const brand = await pageBrand(ctx, client.brandId);
-  const who = await signedInAs(ctx.db, session.userId);
+  const who = await signedInAs(ctx, session.userId);
   const lines = consentLines(
     await describeScopes(ctx, client.brandId, device.scopes),
     who,

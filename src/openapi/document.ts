@@ -205,89 +205,12 @@ export function buildDocument(routes: RouteRecord[], info: DocumentInfo): Json {
 
   for (const route of routes) {
     if (!isDocumented(route)) continue;
-    const schema: FastifySchema = route.schema ?? {};
-    const guards = guardDocs(route.preHandler);
-    const method = route.method.toLowerCase();
-    const declared = (isObject(schema.response) ? schema.response : {}) as Json;
-    const envelope = errorEnvelope(declared);
-    const statuses = [...new Set([...Object.keys(declared).map(Number), 500])].sort((a, b) => a - b);
-
-    const responses: Json = {};
-    for (const status of statuses) {
-      const given = declared[status];
-      if (
-        status >= 400 &&
-        (given === undefined ||
-          given === ERROR_COMPONENTS[envelope === 'OAuthError' ? 'OAuthError' : 'ErrorEnvelope'])
-      ) {
-        // The envelope alone: one shared response per envelope and status.
-        const name = `${envelope === 'OAuthError' ? 'OAuthError' : 'Error'}${status}`;
-        sharedResponses[name] ??= {
-          description: errorResponseDescription(status, envelope),
-          content: { 'application/json': { schema: { $ref: `#/components/schemas/${envelope}` } } },
-        };
-        responses[String(status)] = { $ref: `#/components/responses/${name}` };
-        continue;
-      }
-      const s = given ?? { $ref: `#/components/schemas/${envelope}` };
-      const content =
-        status === 500 && !declared[status]
-          ? { 'application/json': { schema: s } }
-          : responseContent(s, conv);
-      const isError = status >= 400;
-      const desc =
-        (isObject(s) && typeof s.description === 'string' && s.description) ||
-        (isError ? errorResponseDescription(status, envelope) : (STATUS_CODES[status] ?? 'Response'));
-      responses[String(status)] = content ? { description: desc, content } : { description: desc };
-    }
-
-    const op: Json = {
-      operationId: schema.operationId ?? fallbackOperationId(route),
-      summary: schema.summary ?? `${route.method} ${route.url}`,
-      description: description(route.method, schema, guards, statuses),
-      tags: schema.tags ?? ['Undocumented'],
-      security: security(schema, guards),
-    };
+    const op = operation(route, conv, sharedResponses);
     for (const t of op.tags as string[]) tags.add(t);
-    const params = [
-      ...parameters('path', schema.params, conv),
-      ...parameters('query', schema.docQuery ?? schema.querystring, conv),
-    ];
-    if (params.length) op.parameters = params;
-    const body = schema.docBody ?? schema.body;
-    if (body) {
-      const types = schema.consumes ?? ['application/json'];
-      op.requestBody = {
-        required: true,
-        content: Object.fromEntries(types.map((t) => [t, { schema: conv.convert(body) }])),
-      };
-    }
-    op.responses = responses;
     const path = toOpenApiPath(route.url);
     paths[path] ??= {};
-    paths[path][method] = op;
+    paths[path][route.method.toLowerCase()] = op;
   }
-
-  // Components the operations reach (a module may export a schema only its own schemas embed).
-  const converted = new Map([...names.entries()].map(([schema, name]) => [name, conv.convert(schema, true)]));
-  const reached = new Set<string>();
-  const visit = (node: unknown): void => {
-    if (Array.isArray(node)) {
-      for (const n of node) visit(n);
-      return;
-    }
-    if (!isObject(node)) return;
-    const ref = typeof node.$ref === 'string' ? /^#\/components\/schemas\/(.+)$/.exec(node.$ref) : null;
-    if (ref && !reached.has(ref[1])) {
-      reached.add(ref[1]);
-      visit(converted.get(ref[1]));
-    }
-    for (const v of Object.values(node)) visit(v);
-  };
-  visit(paths);
-  visit(sharedResponses);
-  const schemas: Json = {};
-  for (const name of [...reached].sort()) schemas[name] = converted.get(name);
 
   const sortedPaths = Object.fromEntries(
     Object.keys(paths)
@@ -309,7 +232,7 @@ export function buildDocument(routes: RouteRecord[], info: DocumentInfo): Json {
     tags: [...tags].sort().map((name) => ({ name, description: `${name} operations.` })),
     paths: sortedPaths,
     components: {
-      schemas,
+      schemas: reachedSchemas(names, conv, [paths, sharedResponses]),
       responses: Object.fromEntries(
         Object.keys(sharedResponses)
           .sort()
@@ -318,6 +241,98 @@ export function buildDocument(routes: RouteRecord[], info: DocumentInfo): Json {
       securitySchemes: SECURITY_SCHEMES,
     },
   };
+}
+
+/** One route's operation object; envelope-only error responses are added to `sharedResponses`. */
+function operation(route: RouteRecord, conv: SchemaConverter, sharedResponses: Record<string, Json>): Json {
+  const schema: FastifySchema = route.schema ?? {};
+  const guards = guardDocs(route.preHandler);
+  const declared = (isObject(schema.response) ? schema.response : {}) as Json;
+  const statuses = [...new Set([...Object.keys(declared).map(Number), 500])].sort((a, b) => a - b);
+  const responses = operationResponses(declared, statuses, conv, sharedResponses);
+
+  const op: Json = {
+    operationId: schema.operationId ?? fallbackOperationId(route),
+    summary: schema.summary ?? `${route.method} ${route.url}`,
+    description: description(route.method, schema, guards, statuses),
+    tags: schema.tags ?? ['Undocumented'],
+    security: security(schema, guards),
+  };
+  const params = [
+    ...parameters('path', schema.params, conv),
+    ...parameters('query', schema.docQuery ?? schema.querystring, conv),
+  ];
+  if (params.length) op.parameters = params;
+  const body = schema.docBody ?? schema.body;
+  if (body) {
+    const types = schema.consumes ?? ['application/json'];
+    op.requestBody = {
+      required: true,
+      content: Object.fromEntries(types.map((t) => [t, { schema: conv.convert(body) }])),
+    };
+  }
+  op.responses = responses;
+  return op;
+}
+
+/** The responses of an operation, by status (every operation also documents 500). */
+function operationResponses(
+  declared: Json,
+  statuses: number[],
+  conv: SchemaConverter,
+  sharedResponses: Record<string, Json>,
+): Json {
+  const envelope = errorEnvelope(declared);
+  const responses: Json = {};
+  for (const status of statuses) {
+    const given = declared[status];
+    if (
+      status >= 400 &&
+      (given === undefined ||
+        given === ERROR_COMPONENTS[envelope === 'OAuthError' ? 'OAuthError' : 'ErrorEnvelope'])
+    ) {
+      // The envelope alone: one shared response per envelope and status.
+      const name = `${envelope === 'OAuthError' ? 'OAuthError' : 'Error'}${status}`;
+      sharedResponses[name] ??= {
+        description: errorResponseDescription(status, envelope),
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${envelope}` } } },
+      };
+      responses[String(status)] = { $ref: `#/components/responses/${name}` };
+      continue;
+    }
+    const s = given ?? { $ref: `#/components/schemas/${envelope}` };
+    const content =
+      status === 500 && !declared[status] ? { 'application/json': { schema: s } } : responseContent(s, conv);
+    const isError = status >= 400;
+    const desc =
+      (isObject(s) && typeof s.description === 'string' && s.description) ||
+      (isError ? errorResponseDescription(status, envelope) : (STATUS_CODES[status] ?? 'Response'));
+    responses[String(status)] = content ? { description: desc, content } : { description: desc };
+  }
+  return responses;
+}
+
+/** Components the operations reach (a module may export a schema only its own schemas embed), by name. */
+function reachedSchemas(names: Map<object, string>, conv: SchemaConverter, roots: unknown[]): Json {
+  const converted = new Map([...names.entries()].map(([schema, name]) => [name, conv.convert(schema, true)]));
+  const reached = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const n of node) visit(n);
+      return;
+    }
+    if (!isObject(node)) return;
+    const ref = typeof node.$ref === 'string' ? /^#\/components\/schemas\/(.+)$/.exec(node.$ref) : null;
+    if (ref && !reached.has(ref[1])) {
+      reached.add(ref[1]);
+      visit(converted.get(ref[1]));
+    }
+    for (const v of Object.values(node)) visit(v);
+  };
+  for (const root of roots) visit(root);
+  const schemas: Json = {};
+  for (const name of [...reached].sort()) schemas[name] = converted.get(name);
+  return schemas;
 }
 
 /** A stable id for a route that has not named one (the contract test refuses such routes). */

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { sql } from 'kysely';
 import { Type } from 'typebox';
+import { ping } from '../db/index.js';
 import { routeDoc } from '../http/route-doc.js';
 import { ErrorEnvelope } from '../http/schemas.js';
 
@@ -34,7 +34,7 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
     },
     async (req, reply) => {
       try {
-        await sql`select 1`.execute(app.ctx.db);
+        await ping(app.ctx.db);
         return { status: 'ok' };
       } catch (err) {
         req.log.warn({ err: (err as Error).message }, 'readiness check failed');

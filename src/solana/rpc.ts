@@ -58,6 +58,14 @@ export interface TokenAccount {
   amount: bigint;
 }
 
+export interface MintInfo {
+  /** The token program that owns the mint (SPL Token or Token-2022). */
+  program: string;
+  decimals: number;
+  /** Raw units, when the node reported it. */
+  supply?: string;
+}
+
 export interface TokenBalance {
   /**
    * False when the owner has no token account for the mint and no account of its own on chain (never
@@ -141,6 +149,32 @@ export class SolanaRpc {
     if (!isObject(v) || typeof v.lamports !== 'number' || typeof v.owner !== 'string')
       throw new SolanaRpcError('Solana RPC getAccountInfo answered with an unexpected account');
     return { lamports: v.lamports, owner: v.owner, executable: v.executable === true };
+  }
+
+  /**
+   * The mint at `address` (jsonParsed): its token program and decimals, and the supply in raw units.
+   * Null when the chain has no account there or the account is not a mint of a token program.
+   */
+  async getMint(address: string): Promise<MintInfo | null> {
+    const result = await this.call<unknown>('getAccountInfo', [
+      address,
+      { commitment: this.commitment, encoding: 'jsonParsed' },
+    ]);
+    if (!isObject(result) || !('value' in result))
+      throw new SolanaRpcError('Solana RPC getAccountInfo answered with an unexpected result');
+    const v = result.value;
+    if (v === null) return null;
+    if (!isObject(v) || typeof v.owner !== 'string')
+      throw new SolanaRpcError('Solana RPC getAccountInfo answered with an unexpected account');
+    if (!TOKEN_PROGRAMS.has(v.owner)) return null;
+    const data = isObject(v.data) && isObject(v.data.parsed) ? v.data.parsed : undefined;
+    if (data?.type !== 'mint') return null;
+    const info = isObject(data.info) ? data.info : undefined;
+    const decimals = info?.decimals;
+    if (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 255)
+      throw new SolanaRpcError('Solana RPC returned a mint with unreadable decimals');
+    const supply = typeof info?.supply === 'string' && DIGITS.test(info.supply) ? info.supply : undefined;
+    return { program: v.owner, decimals, supply };
   }
 
   /**

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { authenticate, principalOf } from '../../src/http/auth.js';
-import { normalizePermission, orgGuards, requireSystemPermission } from '../../src/http/permissions.js';
+import { normalizePermission } from '../../src/http/permissions.js';
+import { orgGuards, requireSystemPermission } from '../../src/modules/orgs/org.guards.js';
 import { signJwt } from '../../src/oidc/jwt.js';
 import {
   buildTestApp,

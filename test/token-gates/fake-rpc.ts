@@ -32,6 +32,7 @@ export class FakeSolanaRpc {
   /** Calls answered, by method. */
   readonly calls = new Map<string, number>();
   private readonly mints = new Map<string, TokenProgram>();
+  private readonly decimals = new Map<string, number>();
   private readonly wallets = new Set<string>();
   private readonly accounts = new Map<string, Array<{ mint: string; amount: string; pubkey: string }>>();
   private held: Array<() => void> | null = null;
@@ -65,9 +66,10 @@ export class FakeSolanaRpc {
     this.calls.clear();
   }
 
-  addMint(program: TokenProgram = 'spl-token'): string {
+  addMint(program: TokenProgram = 'spl-token', decimals = 6): string {
     const mint = randomAddress();
     this.mints.set(mint, program);
+    this.decimals.set(mint, decimals);
     return mint;
   }
 
@@ -137,7 +139,36 @@ export class FakeSolanaRpc {
       send(200, JSON.stringify({ jsonrpc: '2.0', id: body.id, error: { code, message } }));
     const context = { slot: 1, apiVersion: '2.2.0' };
     if (body.method === 'getAccountInfo') {
-      const [address] = body.params as [string];
+      const [address, config] = body.params as [string, { encoding?: string }];
+      const mintProgram = this.mints.get(address);
+      if (mintProgram) {
+        // A mint account, as a node answers it (jsonParsed, or opaque bytes otherwise).
+        const parsed = {
+          program: mintProgram,
+          space: 82,
+          parsed: {
+            type: 'mint',
+            info: {
+              decimals: this.decimals.get(address) ?? 6,
+              freezeAuthority: null,
+              isInitialized: true,
+              mintAuthority: null,
+              supply: '1000000000000',
+            },
+          },
+        };
+        return ok({
+          context,
+          value: {
+            lamports: 1_461_600,
+            owner: PROGRAM_IDS[mintProgram],
+            executable: false,
+            rentEpoch: 0,
+            data: config?.encoding === 'jsonParsed' ? parsed : ['', 'base64'],
+            space: 82,
+          },
+        });
+      }
       const exists = this.wallets.has(address);
       return ok({
         context,
@@ -182,7 +213,7 @@ export class FakeSolanaRpc {
                   state: 'initialized',
                   tokenAmount: {
                     amount: a.amount,
-                    decimals: 6,
+                    decimals: this.decimals.get(a.mint) ?? 6,
                     uiAmount: Number(a.amount) / 1e6,
                     uiAmountString: '',
                   },

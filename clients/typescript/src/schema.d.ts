@@ -126,6 +126,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/identity/organizations/{orgSlug}/audit-log/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export an organization's audit log as CSV or JSON (admin mirror)
+         * @description Every entry matching the audit log filters, newest first, streamed (any size). CSV has the columns id, timestamp, actorUserId, action, resourceType, resourceId, metadata (metadata as JSON); a cell a spreadsheet would take for a formula starts with '. JSON is an array of audit log entries.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** the system permission `admin.orgs.view` (no membership needed).
+         *     - **Rate limit:** 60 per minute (`auditLogRead`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        get: operations["adminExportAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/identity/organizations/{orgSlug}/brands": {
         parameters: {
             query?: never;
@@ -1070,6 +1095,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/identity/organizations/{orgSlug}/audit-log/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export an organization's audit log as CSV or JSON
+         * @description Every entry matching the audit log filters, newest first, streamed (any size). CSV has the columns id, timestamp, actorUserId, action, resourceType, resourceId, metadata (metadata as JSON); a cell a spreadsheet would take for a formula starts with '. JSON is an array of audit log entries.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** `org.members.view` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
+         *     - **Rate limit:** 60 per minute (`auditLogRead`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        get: operations["exportAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/identity/organizations/{orgSlug}/brands": {
         parameters: {
             query?: never;
@@ -1670,6 +1720,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/identity/organizations/{orgSlug}/token-gates/mint-info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A mint's token program and decimals, as the Solana RPC reports them
+         * @description Answers `found: false` when the chain has no mint at the address. Cached (a found mint for an hour, an unknown address for a minute). 422 for an address that is not base58 of 32 bytes; 502 or 504 when the RPC node fails or does not answer.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** `org.tokenGates.view` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
+         *     - **Rate limit:** 30 per minute (`mintInfo`).
+         *     - **Errors:** 400, 401, 403, 404, 422, 429, 502, 504 (see the responses).
+         */
+        get: operations["getTokenGateMintInfo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/identity/organizations/{orgSlug}/transfer-ownership": {
         parameters: {
             query?: never;
@@ -1785,6 +1860,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/identity/organizations/{orgSlug}/webhooks/{id}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One delivery with its payload and request headers
+         * @description - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** `org.webhooks.view` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
+         *     - **Rate limit:** 60 per minute (`orgRead`).
+         *     - **Rate limit:** 60 per minute (`webhookDeliveriesRead`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/identity/organizations/{orgSlug}/webhooks/{id}/deliveries/{deliveryId}/replay": {
         parameters: {
             query?: never;
@@ -1850,6 +1949,31 @@ export interface paths {
          *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
          */
         post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identity/organizations/{orgSlug}/webhooks/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event catalog a webhook can subscribe to
+         * @description `*` subscribes to every event except those with `inWildcard: false` (`token.issued`, `token.refreshed`), which must be named.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** `org.webhooks.view` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
+         *     - **Rate limit:** 60 per minute (`orgRead`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        get: operations["listWebhookEventTypes"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3326,6 +3450,43 @@ export interface operations {
                         items: components["schemas"]["AuditEntry"][];
                         total: number;
                     };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    adminExportAuditLog: {
+        parameters: {
+            query: {
+                action?: string;
+                actorUserId?: string;
+                format: "csv" | "json";
+                resourceId?: string;
+                resourceType?: string;
+                since?: string;
+                until?: string;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntry"][];
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["Error400"];
@@ -5290,6 +5451,43 @@ export interface operations {
             500: components["responses"]["Error500"];
         };
     };
+    exportAuditLog: {
+        parameters: {
+            query: {
+                action?: string;
+                actorUserId?: string;
+                format: "csv" | "json";
+                resourceId?: string;
+                resourceType?: string;
+                since?: string;
+                until?: string;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntry"][];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
     listBrands: {
         parameters: {
             query: {
@@ -6542,6 +6740,45 @@ export interface operations {
             504: components["responses"]["Error504"];
         };
     };
+    getTokenGateMintInfo: {
+        parameters: {
+            query: {
+                mintAddress: string;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        decimals?: number;
+                        found: boolean;
+                        mintAddress: string;
+                        program?: "spl-token" | "spl-token-2022";
+                        supply?: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
+            504: components["responses"]["Error504"];
+        };
+    };
     transferOwnership: {
         parameters: {
             query?: never;
@@ -6771,6 +7008,58 @@ export interface operations {
             500: components["responses"]["Error500"];
         };
     };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deliveryId: string;
+                id: string;
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attemptCount: number;
+                        attemptHeaders: string[];
+                        /** Format: date-time */
+                        deliveredAt?: string;
+                        event: string;
+                        id: string;
+                        /** Format: date-time */
+                        nextAttemptAt?: string;
+                        payload: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        queuedAt: string;
+                        replayOf?: string;
+                        requestHeaders: {
+                            [key: string]: string;
+                        };
+                        responseBodyExcerpt?: string;
+                        responseCode?: number;
+                        status: "succeeded" | "failed_timeout" | "failed_status" | "failed_network" | "pending";
+                        url: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
     replayWebhookDelivery: {
         parameters: {
             query?: never;
@@ -6849,6 +7138,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TestResponse"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    listWebhookEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            description: string;
+                            inWildcard: boolean;
+                            type: string;
+                        }[];
+                    };
                 };
             };
             400: components["responses"]["Error400"];

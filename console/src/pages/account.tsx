@@ -8,6 +8,7 @@ import { ImageUpload } from '../components/upload.js';
 import { useAction, useAvailability, useLoad } from '../hooks.js';
 import { slugProblem } from '../lib/slug.js';
 import { useSession } from '../session.js';
+import { GraceExplanation } from './account-deleted.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: API shapes come from the generated client
 type Json = any;
@@ -338,42 +339,5 @@ export function DeleteAccount() {
         <p>You are signed out everywhere at once. Signing in again within 30 days restores the account.</p>
       </Confirm>
     </>
-  );
-}
-
-function GraceExplanation() {
-  return (
-    <>
-      <p>Deleting your account happens in two steps:</p>
-      <ol>
-        <li>
-          <strong>At once:</strong> you are signed out everywhere; the tokens apps hold for you stop working;
-          your wallets, linked sign-in accounts and API keys are removed (the wallets can then be linked to
-          another account). Your username stays reserved.
-        </li>
-        <li>
-          <strong>After a 30-day grace window:</strong> the account is deleted for good and the username is
-          released. Until then, signing in with one of its wallets or linked accounts restores the same
-          account.
-        </li>
-      </ol>
-      <p>
-        Organizations you own are not deleted: transfer or delete them first if nobody else should run them.
-      </p>
-    </>
-  );
-}
-
-/** Shown after the deletion, without a session. */
-export function AccountDeleted() {
-  return (
-    <main id="main" class="container narrow">
-      <h1>Your account is scheduled for deletion</h1>
-      <GraceExplanation />
-      <p>
-        Changed your mind? <a href="/console/">Sign in again</a> within 30 days with one of its wallets or
-        linked accounts.
-      </p>
-    </main>
   );
 }

@@ -76,3 +76,12 @@ export function updateApp(db: Executor, id: string, patch: Updateable<AppsTable>
 export function softDeleteApp(db: Executor, id: string, now: Date): Promise<AppRow> {
   return updateApp(db, id, { enabled: false, deleted_at: now, updated_at: now });
 }
+
+/** Inserts the app, or when its client id exists, only resets its redirect URIs (start-up bootstrap). */
+export async function upsertAppRedirectUris(db: Executor, row: Insertable<AppsTable>): Promise<void> {
+  await db
+    .insertInto('apps')
+    .values(row)
+    .onConflict((oc) => oc.column('client_id').doUpdateSet({ redirect_uris: row.redirect_uris }))
+    .execute();
+}

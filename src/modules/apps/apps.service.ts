@@ -1,7 +1,7 @@
 import type { Updateable } from 'kysely';
 import type { Static } from 'typebox';
 import type { AppContext } from '../../context.js';
-import { mapDbError } from '../../db/errors.js';
+import { mapDbError } from '../../http/db-conflicts.js';
 import type { AppRow, AppsTable, BrandRow, Executor, OrgRow } from '../../db/schema.js';
 import { diff, recordMutation } from '../../events/outbox.js';
 import { type FieldError, notFound, unprocessable, validationFailed } from '../../http/errors.js';

@@ -72,3 +72,28 @@ export async function softDeleteBrand(db: Executor, id: string, now: Date) {
     .execute();
   return { apps, connections };
 }
+
+/** Whether a brand with this id exists and is not soft-deleted. */
+export async function liveBrandExists(db: Executor, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('brands')
+    .select('id')
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return !!row;
+}
+
+/** A brand's id, slug and name by id (soft-deleted included). */
+export function brandNameById(db: Executor, id: string) {
+  return db.selectFrom('brands').select(['id', 'slug', 'name']).where('id', '=', id).executeTakeFirst();
+}
+
+/** Inserts the brand unless its id or slug exists (start-up bootstrap). */
+export async function insertBrandIfAbsent(db: Executor, row: Insertable<BrandsTable>): Promise<void> {
+  await db
+    .insertInto('brands')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}

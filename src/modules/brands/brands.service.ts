@@ -1,7 +1,7 @@
 import type { Static } from 'typebox';
 import { CONSOLE_BRAND_ID, CONSOLE_BRAND_SLUG, SYSTEM_ORG_ID } from '../../bootstrap.js';
 import type { AppContext } from '../../context.js';
-import { mapDbError, registerConstraint } from '../../db/errors.js';
+import { mapDbError } from '../../http/db-conflicts.js';
 import type { BrandRow, BrandsTable, Executor, OrgRow } from '../../db/schema.js';
 import { conflict, type FieldError, notFound, unprocessable, validationFailed } from '../../http/errors.js';
 import { recordMutation } from '../../events/outbox.js';
@@ -16,12 +16,6 @@ import {
   DEFAULT_PROVIDER_ORDER,
 } from './brands.schemas.js';
 import type { Updateable } from 'kysely';
-
-// Brand slugs are unique across the service (migration 0011): the slug is the token audience.
-registerConstraint(
-  'brands_slug_key',
-  'a brand with this slug exists (brand slugs are unique across the service)',
-);
 
 type BrandOut = Static<typeof Brand>;
 

@@ -3,6 +3,7 @@ import type { Db, Executor } from '../../db/schema.js';
 import { ApiError, validationFailed } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId, randomAlphanumeric } from '../../lib/ids.js';
+import * as q from './files.queries.js';
 import { sanitizeSvg } from './svg-sanitizer.js';
 
 export interface FileTracker {
@@ -69,18 +70,15 @@ export async function storeFile(
   const ext = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/svg+xml': 'svg' }[type];
   const id = newId('file_');
   const fileKey = `${randomAlphanumeric(24)}.${ext}`;
-  await db
-    .insertInto('files')
-    .values({
-      id,
-      file_key: fileKey,
-      content_type: type,
-      bytes: data.length,
-      data,
-      owner_user_id: input.ownerUserId,
-      created_at: clock.now(),
-    })
-    .execute();
+  await q.insertFile(db, {
+    id,
+    file_key: fileKey,
+    content_type: type,
+    bytes: data.length,
+    data,
+    owner_user_id: input.ownerUserId,
+    created_at: clock.now(),
+  });
   return { id, fileKey, url: fileUrl(config, fileKey), contentType: type, bytes: data.length };
 }
 
@@ -91,11 +89,7 @@ export async function resolveFileId(
   id: string,
   field: string,
 ): Promise<FileTracker> {
-  const row = await db
-    .selectFrom('files')
-    .select(['id', 'file_key', 'content_type', 'bytes'])
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const [row] = await q.fileRowsByIds(db, [id]);
   if (!row) throw validationFailed([{ field, code: 'not_found', message: 'no uploaded file with this id' }]);
   return {
     id: row.id,
@@ -115,11 +109,7 @@ export async function fileTrackers(
   const wanted = [...new Set(ids.filter((x): x is string => !!x))];
   const out = new Map<string, FileTracker>();
   if (wanted.length === 0) return out;
-  const rows = await db
-    .selectFrom('files')
-    .select(['id', 'file_key', 'content_type', 'bytes'])
-    .where('id', 'in', wanted)
-    .execute();
+  const rows = await q.fileRowsByIds(db, wanted);
   for (const r of rows)
     out.set(r.id, {
       id: r.id,
@@ -132,11 +122,7 @@ export async function fileTrackers(
 }
 
 export async function readFile(db: Db, fileKey: string) {
-  const row = await db
-    .selectFrom('files')
-    .select(['content_type', 'data', 'bytes'])
-    .where('file_key', '=', fileKey)
-    .executeTakeFirst();
+  const row = await q.fileContentByKey(db, fileKey);
   if (!row) throw new ApiError(404, 'not_found', 'file not found');
   return row;
 }

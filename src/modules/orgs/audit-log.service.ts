@@ -1,13 +1,13 @@
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
-import { type AuditRow, pruneBatch, queryAuditLog } from './audit-log.queries.js';
+import { type AuditRow, pruneBatch, queryAuditLog } from '../../events/audit-log.queries.js';
 import type { AuditEntryView, AuditLogFilter } from './orgs.schemas.js';
 
 const DAY_SECONDS = 24 * 3600;
 /** Rows deleted per statement while pruning. */
 const PRUNE_BATCH = 5000;
 
-function presentEntry(r: AuditRow): AuditEntryView {
+export function presentEntry(r: AuditRow): AuditEntryView {
   const v: AuditEntryView = {
     id: r.id,
     org: r.org_id,

@@ -1,7 +1,8 @@
 import type { FastifyRequest, preHandlerAsyncHookHandler, preHandlerHookHandler } from 'fastify';
 import type { AppContext, Principal } from '../../context.js';
 import { authenticate, principalOf } from '../../http/auth.js';
-import { type AdminPermission, apiKeyAllows, type OrgPermission, orgGuards } from '../../http/permissions.js';
+import { type AdminPermission, apiKeyAllows, type OrgPermission } from '../../http/permissions.js';
+import { orgGuards } from './org.guards.js';
 import type { Actor } from './roles.service.js';
 
 /** Options of the org-scoped route plugins, registered once for members and once as the admin mirror. */

@@ -20,6 +20,32 @@ export async function insertOrg(db: Executor, row: OrgRow): Promise<OrgRow> {
   return db.insertInto('orgs').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
+/** The org (live, or deleted with its slug still reserved) whose `slug_claim` is `slug`. */
+export function slugClaimHolder(db: Executor, slug: string) {
+  return db.selectFrom('orgs').select('deleted_at').where('slug_claim', '=', slug).executeTakeFirst();
+}
+
+/** The active org holding `slug`. */
+export async function findActiveOrgBySlug(db: Executor, slug: string): Promise<OrgRow | undefined> {
+  return db
+    .selectFrom('orgs')
+    .selectAll()
+    .where('slug', '=', slug)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** Inserts the org unless its id exists; true when this call inserted it (start-up bootstrap). */
+export async function insertOrgIfAbsent(db: Executor, row: OrgRow): Promise<boolean> {
+  const inserted = await db
+    .insertInto('orgs')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return !!inserted;
+}
+
 export async function findActiveOrgById(db: Executor, id: string): Promise<OrgRow | undefined> {
   return db
     .selectFrom('orgs')
@@ -335,6 +361,29 @@ export async function listMembers(
     rows: rows.map(({ member_joined_at, ...user }) => ({ user, joinedAt: member_joined_at })),
     total: Number(count.n),
   };
+}
+
+/**
+ * The permission lists of an active member's roles in the org (one entry per role, null for a
+ * member without roles); empty when the user is not an active member.
+ */
+export async function memberPermissionLists(
+  db: Executor,
+  orgId: string,
+  userId: string,
+): Promise<Array<string[] | null>> {
+  const rows = await db
+    .selectFrom('org_members as m')
+    .leftJoin('member_roles as mr', (j) =>
+      j.onRef('mr.org_id', '=', 'm.org_id').onRef('mr.user_id', '=', 'm.user_id'),
+    )
+    .leftJoin('roles as r', 'r.id', 'mr.role_id')
+    .select(['r.permissions'])
+    .where('m.org_id', '=', orgId)
+    .where('m.user_id', '=', userId)
+    .where('m.disabled_at', 'is', null)
+    .execute();
+  return rows.map((r) => r.permissions);
 }
 
 /** A member's permissions read inside the transaction (after locks), or null if not an active member. */

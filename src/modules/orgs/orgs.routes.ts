@@ -2,8 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { invitationsRoutes } from '../invitations/invitations.routes.js';
 import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
-import { ORG_PERMISSIONS, requireSystemPermission, systemPermissions } from '../../http/permissions.js';
+import { ORG_PERMISSIONS } from '../../http/permissions.js';
+import { requireSystemPermission, systemPermissions } from './org.guards.js';
 import { authErrors, errorResponses, listOf } from '../../http/schemas.js';
+import { auditExportRoutes } from './audit-log.export.js';
 import { auditLogRoutes } from './audit-log.routes.js';
 import { startAuditPruning } from './audit-log.service.js';
 import { membersRoutes } from './members.routes.js';
@@ -67,6 +69,7 @@ const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, 
   await app.register(rolesRoutes, scoped);
   await app.register(membersRoutes, scoped);
   await app.register(auditLogRoutes, scoped);
+  await app.register(auditExportRoutes, scoped);
   await app.register(invitationsRoutes, scoped);
 };
 

@@ -1,7 +1,7 @@
 import { builtInRoleRows } from '../../bootstrap.js';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
-import { mapDbError } from '../../db/errors.js';
+import { mapDbError } from '../../http/db-conflicts.js';
 import type { Executor, OrgRow, Trx } from '../../db/schema.js';
 import { forbidden, notFound, unprocessable } from '../../http/errors.js';
 import { BUILT_IN_ROLES } from '../../http/permissions.js';

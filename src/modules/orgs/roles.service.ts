@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.js';
-import { mapDbError, registerConstraint } from '../../db/errors.js';
+import { mapDbError } from '../../http/db-conflicts.js';
 import { diff, recordMutation } from '../../events/outbox.js';
 import { type FieldError, forbidden, notFound, unprocessable, validationFailed } from '../../http/errors.js';
 import { normalizePermission, ORG_PERMISSIONS, type OrgPermission } from '../../http/permissions.js';
@@ -7,9 +7,6 @@ import { newId } from '../../lib/ids.js';
 import * as q from './orgs.queries.js';
 import type { RoleRow } from './orgs.queries.js';
 import type { CreateRoleInput, RoleView, UpdateRoleInput } from './orgs.schemas.js';
-
-// Deleting a role that a member holds fails on this foreign key: the database decides, no check-then-delete.
-registerConstraint('member_roles_role_id_fkey', 'the role is held by at least one member');
 
 /** Who is acting and what they may do in the org (every permission on the admin mirror). */
 export interface Actor {

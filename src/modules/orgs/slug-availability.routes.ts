@@ -5,6 +5,7 @@ import type { AppContext } from '../../context.js';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { routeDoc } from '../../http/route-doc.js';
 import { authErrors, Slug } from '../../http/schemas.js';
+import { slugClaimHolder } from './orgs.queries.js';
 
 export const SlugAvailabilityQuery = Type.Object({ slug: Slug }, { additionalProperties: false });
 
@@ -20,11 +21,7 @@ export const SlugAvailability = Type.Object({
  * unique `slug_claim` (a live org, or a deleted one within its reservation, holds it).
  */
 export async function slugAvailability(ctx: AppContext, slug: string) {
-  const holder = await ctx.db
-    .selectFrom('orgs')
-    .select('deleted_at')
-    .where('slug_claim', '=', slug)
-    .executeTakeFirst();
+  const holder = await slugClaimHolder(ctx.db, slug);
   if (!holder) return { slug, available: true };
   if (!holder.deleted_at) return { slug, available: false, reason: 'taken' as const };
   const reservedUntil = holder.deleted_at.getTime() + defaults.orgSlugReservation * 1000;

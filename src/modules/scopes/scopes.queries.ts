@@ -1,10 +1,7 @@
 import type { Selectable } from 'kysely';
-import { registerConstraint } from '../../db/errors.js';
 import type { BrandScopesTable, Executor } from '../../db/schema.js';
 
 export type BrandScopeRow = Selectable<BrandScopesTable>;
-
-registerConstraint('brand_scopes_brand_name_key', 'a scope with this name exists in this brand');
 
 export function listScopes(db: Executor, brandId: string): Promise<BrandScopeRow[]> {
   return db.selectFrom('brand_scopes').selectAll().where('brand_id', '=', brandId).orderBy('name').execute();

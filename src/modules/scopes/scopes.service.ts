@@ -1,6 +1,6 @@
 import type { Static } from 'typebox';
 import type { AppContext } from '../../context.js';
-import { mapDbError } from '../../db/errors.js';
+import { mapDbError } from '../../http/db-conflicts.js';
 import type { OrgRow } from '../../db/schema.js';
 import { recordMutation } from '../../events/outbox.js';
 import { conflict, notFound, validationFailed } from '../../http/errors.js';

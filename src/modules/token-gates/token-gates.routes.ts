@@ -6,7 +6,7 @@ import { authenticate, principalOf } from '../../http/auth.js';
 import { makeAjv } from '../../http/ajv.js';
 import { fieldErrors } from '../../http/error-handler.js';
 import { validationFailed } from '../../http/errors.js';
-import { orgGuards } from '../../http/permissions.js';
+import { orgGuards } from '../orgs/org.guards.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import { isSolanaAddress } from '../../lib/solana.js';
 import { BoundedSet, type CheckAnswer, GateChecker, serializeCheckResult } from './token-gates.check.js';

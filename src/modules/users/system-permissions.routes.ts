@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
-import { ADMIN_PERMISSIONS, systemPermissions } from '../../http/permissions.js';
+import { ADMIN_PERMISSIONS } from '../../http/permissions.js';
+import { systemPermissions } from '../orgs/org.guards.js';
 import { routeDoc } from '../../http/route-doc.js';
 import { authErrors } from '../../http/schemas.js';
 import { credentialAllowsSystem } from '../orgs/org-scope.js';

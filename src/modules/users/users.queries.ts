@@ -49,3 +49,25 @@ export async function oauthLinksOf(db: Executor, userId: string): Promise<OAuthL
     .orderBy('id', 'asc')
     .execute();
 }
+
+/** The id of the account (deleted ones included) with this id or this (lower-cased) username. */
+export async function findAnyUserIdByIdOrUsername(db: Executor, ident: string): Promise<string | undefined> {
+  const byId = await db.selectFrom('users').select('id').where('id', '=', ident).executeTakeFirst();
+  if (byId) return byId.id;
+  const byName = await db
+    .selectFrom('users')
+    .select('id')
+    .where('username', '=', ident.toLowerCase())
+    .executeTakeFirst();
+  return byName?.id;
+}
+
+/** The user holding this wallet address, if any. */
+export async function findUserIdByWallet(db: Executor, address: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('user_public_keys')
+    .select('user_id')
+    .where('address', '=', address)
+    .executeTakeFirst();
+  return row?.user_id;
+}

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { fieldErrors } from '../../http/error-handler.js';
 import { unauthorized, forbidden, validationFailed } from '../../http/errors.js';
-import { requireSystemPermission } from '../../http/permissions.js';
+import { requireSystemPermission } from '../orgs/org.guards.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import { apiKeysRoutes } from '../api-keys/api-keys.routes.js';
 import { verifyApiKey } from '../api-keys/api-keys.service.js';

@@ -4,13 +4,10 @@ import type { AppContext } from '../../context.js';
 import type { Executor, Trx } from '../../db/schema.js';
 import { ApiError, conflict, forbidden, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
-import {
-  assertSolanaAddress,
-  badSignature,
-  createWalletChallenge,
-  verifyWalletProof,
-} from '../../solana/siws.js';
+import { assertSolanaAddress, badSignature } from '../../solana/siws.js';
+import { createWalletChallenge, verifyWalletProof } from '../../oidc/signin/wallet-challenges.js';
 import { WALLET_PROVIDER } from '../../providers/types.js';
+import { brandNameById } from '../brands/brands.queries.js';
 import { recordActivity } from './activity.js';
 import { presentPublicKey, type UserPublicKeyView } from './user.presenter.js';
 import { lastSignInMethod, lockAndCountSignInMethods } from './users.service.js';
@@ -31,11 +28,7 @@ export const walletInUse = () =>
   );
 
 async function consoleBrand(ctx: AppContext) {
-  const brand = await ctx.db
-    .selectFrom('brands')
-    .select(['id', 'slug', 'name'])
-    .where('id', '=', CONSOLE_BRAND_ID)
-    .executeTakeFirst();
+  const brand = await brandNameById(ctx.db, CONSOLE_BRAND_ID);
   return brand ?? { id: CONSOLE_BRAND_ID, slug: CONSOLE_BRAND_SLUG, name: 'Gatehouse Console' };
 }
 

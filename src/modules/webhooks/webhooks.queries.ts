@@ -130,10 +130,13 @@ export async function findDelivery(
   db: Conn,
   webhookId: string,
   id: string,
-): Promise<(DeliveryView & { body: string; org_id: string; event_id: string | null }) | undefined> {
+): Promise<
+  | (DeliveryView & { body: string; org_id: string; event_id: string | null; replay_of: string | null })
+  | undefined
+> {
   return db
     .selectFrom('webhook_deliveries')
-    .select([...DELIVERY_COLUMNS, 'body', 'org_id', 'event_id'])
+    .select([...DELIVERY_COLUMNS, 'body', 'org_id', 'event_id', 'replay_of'])
     .where('webhook_id', '=', webhookId)
     .where('id', '=', id)
     .executeTakeFirst();

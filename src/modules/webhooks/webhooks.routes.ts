@@ -4,7 +4,8 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { addEventSink, setEventInterest } from '../../events/outbox.js';
 import { authenticate, principalOf } from '../../http/auth.js';
-import { type OrgPermission, orgGuards } from '../../http/permissions.js';
+import type { OrgPermission } from '../../http/permissions.js';
+import { orgGuards } from '../orgs/org.guards.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import {
   CreateWebhookBody,

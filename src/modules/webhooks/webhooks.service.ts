@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.js';
-import { mapDbError, registerConstraint } from '../../db/errors.js';
+import { mapDbError } from '../../http/db-conflicts.js';
 import type { Executor, OrgRow, Trx } from '../../db/schema.js';
 import { EVENT_TYPES, type EventType, subscribes } from '../../events/catalog.js';
 import { type InvalidationBus, invalidateEverywhere } from '../../events/invalidation.js';
@@ -18,8 +18,6 @@ import type {
 } from './webhooks.schemas.js';
 import { URL_MAX } from './webhooks.schemas.js';
 import type { WebhookWorker } from './worker.js';
-
-registerConstraint('webhooks_org_url_events_key', 'a webhook with this URL and these events already exists');
 
 // ---------------------------------------------------------------- presentation
 

@@ -265,7 +265,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
           baseUrl: ctx.config.baseUrl,
           notice: providerNotice(translator(locale), req.query.error),
           locale,
-          who: userId ? await signedInAs(ctx.db, userId) : null,
+          who: userId ? await signedInAs(ctx, userId) : null,
           brand: await pageBrand(ctx, loaded.client.brandId),
         });
       } catch (err) {

@@ -3,28 +3,15 @@ import { defaults } from '../../../config/defaults.js';
 import type { AppContext } from '../../../context.js';
 import { ApiError, notFound } from '../../../http/errors.js';
 import { newId, randomAlphanumeric } from '../../../lib/ids.js';
-import { recordActivity } from '../../../modules/users/activity.js';
-import { createUser, restoreIfInGrace, touchUser } from '../../../modules/users/users.service.js';
-import { fileTrackers } from '../../../modules/files/files.service.js';
-import { enabledProviderTypes } from '../../../providers/config.js';
 import { WALLET_PROVIDER } from '../../../providers/types.js';
-import { createWalletChallenge, verifyWalletProof } from '../../../solana/siws.js';
 import { type Client, loadClient } from '../../clients.js';
 import { issueAuthorizationCode } from '../../codes.js';
 import { findConsentGrant, grantConsent, grantCovers } from '../../consent.js';
 import { STANDARD_SCOPES } from '../../discovery.js';
-import { createSession, destroyRequestSession, findSession, setSessionCookie } from '../sessions.js';
-import {
-  attachUser,
-  brandScopeDescriptions,
-  completeInteraction,
-  findBrand,
-  findLiveInteraction,
-  findWalletOwner,
-  insertInteraction,
-  insertPrimaryWallet,
-  touchWallet,
-} from './interactions.queries.js';
+import { continueSignedIn, openSession, requestMeta } from '../complete.js';
+import { findSession } from '../sessions.js';
+import type { SigninStores } from '../stores.js';
+import { issueWalletChallenge, redeemWalletProof } from '../wallet-challenges.js';
 import type { InteractionParams, InteractionRow } from '../../../db/schema.js';
 
 /** What the consent screen says for the OIDC standard scopes (brand scopes carry their own). */
@@ -73,7 +60,7 @@ export async function createInteraction(
 ): Promise<string> {
   const now = ctx.clock.now();
   const id = randomAlphanumeric(INTERACTION_ID_LENGTH);
-  await insertInteraction(ctx.db, {
+  await ctx.stores.signin.interactions.insert({
     id,
     kind: input.kind,
     app_id: input.client.appId,
@@ -100,7 +87,7 @@ export interface LoadedInteraction {
 
 /** The live interaction and its (still enabled) client, or 404. */
 export async function loadInteraction(ctx: AppContext, id: string): Promise<LoadedInteraction> {
-  const row = await findLiveInteraction(ctx.db, id, ctx.clock.now());
+  const row = await ctx.stores.signin.interactions.findLive(id, ctx.clock.now());
   if (!row) throw interactionGone();
   const client = await loadClient(ctx, row.client_id);
   if (!client || client.appId !== row.app_id) throw interactionGone();
@@ -114,7 +101,7 @@ export async function describeScopes(
   scopes: string[],
 ): Promise<Array<{ name: string; description: string }>> {
   const custom = scopes.some((s) => !(s in STANDARD_SCOPE_DESCRIPTIONS))
-    ? await brandScopeDescriptions(ctx, brandId)
+    ? await ctx.stores.signin.brands.scopeDescriptions(brandId)
     : new Map<string, string>();
   return scopes.map((name) => ({
     name,
@@ -128,7 +115,10 @@ export async function offeredProviders(
   brandId: string,
   providerOrder: string[],
 ): Promise<string[]> {
-  const enabled = new Set<string>([WALLET_PROVIDER, ...(await enabledProviderTypes(ctx, brandId))]);
+  const enabled = new Set<string>([
+    WALLET_PROVIDER,
+    ...(await ctx.stores.signin.connections.enabledTypes(brandId)),
+  ]);
   const ordered = providerOrder.filter((p) => enabled.has(p));
   if (!ordered.includes(WALLET_PROVIDER)) ordered.unshift(WALLET_PROVIDER);
   for (const p of enabled) if (!ordered.includes(p)) ordered.push(p);
@@ -137,7 +127,7 @@ export async function offeredProviders(
 
 export async function viewInteraction(ctx: AppContext, loaded: LoadedInteraction): Promise<InteractionView> {
   const { row, params, client } = loaded;
-  const brand = await findBrand(ctx.db, row.brand_id);
+  const brand = await ctx.stores.signin.brands.presentation(row.brand_id);
   if (!brand) throw interactionGone();
   const view: InteractionView = {
     id: row.id,
@@ -148,10 +138,7 @@ export async function viewInteraction(ctx: AppContext, loaded: LoadedInteraction
     providers: await offeredProviders(ctx, brand.id, brand.providerOrder),
     expiresAt: row.expires_at.toISOString(),
   };
-  if (brand.logoFileId) {
-    const logo = (await fileTrackers(ctx.db, ctx.config, [brand.logoFileId])).get(brand.logoFileId);
-    if (logo) view.brand.logoUrl = logo.url;
-  }
+  if (brand.logoUrl) view.brand.logoUrl = brand.logoUrl;
   if (brand.primaryColor) view.brand.primaryColor = brand.primaryColor;
   if (brand.privacyPolicyUrl) view.brand.privacyPolicyUrl = brand.privacyPolicyUrl;
   if (brand.termsUrl) view.brand.termsUrl = brand.termsUrl;
@@ -164,7 +151,7 @@ export async function walletChallenge(
   address: string,
 ): Promise<{ message: string; expiresAt: string }> {
   const { client } = loaded;
-  const c = await createWalletChallenge(ctx, {
+  const c = await issueWalletChallenge(ctx.stores.signin, ctx.clock, ctx.config.baseUrl, {
     address,
     brand: { id: client.brandId, slug: client.brandSlug, name: client.brandName },
     purpose: 'signin',
@@ -179,28 +166,23 @@ export function withQuery(uri: string, params: Record<string, string | undefined
   return u.toString();
 }
 
-function requestMeta(req: FastifyRequest): { ip: string; userAgent?: string } {
-  const ua = req.headers['user-agent'];
-  return { ip: req.ip, userAgent: typeof ua === 'string' ? ua : undefined };
-}
-
 /** The account a verified wallet signs in to: its holder, a restored account, or a new user. */
-async function userForWallet(ctx: AppContext, trx: Parameters<typeof findWalletOwner>[0], address: string) {
+async function userForWallet(tx: SigninStores, ctx: AppContext, address: string) {
   const now = ctx.clock.now();
-  const owner = await findWalletOwner(trx, address);
+  const owner = await tx.accounts.walletOwner(address);
   if (owner) {
-    await touchWallet(trx, address, now);
+    await tx.accounts.touchWallet(address, now);
     return { userId: owner, created: false };
   }
-  const restored = await restoreIfInGrace(trx, ctx.clock, { kind: 'wallet', address });
-  const userId = restored ?? (await createUser(trx, ctx.clock, {})).id;
-  if (await insertPrimaryWallet(trx, { id: newId('pk_'), userId, address, now })) {
+  const restored = await tx.accounts.restoreIfInGrace({ kind: 'wallet', address });
+  const userId = restored ?? (await tx.accounts.create({})).id;
+  if (await tx.accounts.insertPrimaryWallet({ id: newId('pk_'), userId, address, now })) {
     return { userId, created: !restored };
   }
   // Another sign-in with this wallet committed first: it owns the wallet; drop what we made.
-  const winner = await findWalletOwner(trx, address);
+  const winner = await tx.accounts.walletOwner(address);
   if (!winner) throw new ApiError(409, 'conflict', 'the wallet is being linked by another request; retry');
-  if (!restored) await trx.deleteFrom('users').where('id', '=', userId).execute();
+  if (!restored) await tx.accounts.discard(userId);
   return { userId: winner, created: false };
 }
 
@@ -215,50 +197,38 @@ export async function verifyWallet(
   loaded: LoadedInteraction,
   body: { address: string; signature: string; signedMessage: string },
 ): Promise<{ step: 'consent' | 'done'; redirectTo?: string }> {
-  const { row, client } = loaded;
-  const meta = requestMeta(req);
-  const outcome = await ctx.db.transaction().execute(async (trx) => {
+  const brandId = loaded.client.brandId;
+  const outcome = await ctx.stores.signin.atomic(async (tx) => {
     let address: string;
     try {
-      ({ address } = await verifyWalletProof(ctx, trx, {
-        ...body,
-        brandId: client.brandId,
-        purpose: 'signin',
-      }));
+      ({ address } = await redeemWalletProof(tx, ctx.clock, { ...body, brandId, purpose: 'signin' }));
     } catch (err) {
       // Commit the consumption (when it happened) and report the failure after the transaction.
       if (err instanceof ApiError && err.status === 400) return { error: err };
       throw err;
     }
-    const { userId } = await userForWallet(ctx, trx, address);
-    await touchUser(trx, ctx.clock, userId);
-    await destroyRequestSession(trx, req, client.brandId);
-    const authTime = new Date(ctx.clock.nowSec() * 1000);
-    const session = await createSession(trx, ctx.clock, { userId, brandId: client.brandId, authTime });
-    await attachUser(trx, row.id, { userId, sessionId: session.id, authTime });
-    await recordActivity(trx, ctx.clock, { userId, type: 'sign_in', provider: WALLET_PROVIDER, ...meta });
-    return { userId, session, authTime };
+    const { userId } = await userForWallet(tx, ctx, address);
+    return openSession(tx, ctx, req, loaded, { userId, provider: WALLET_PROVIDER });
   });
   ctx.metrics.signIn('wallet', 'error' in outcome ? 'failed' : 'succeeded');
   if ('error' in outcome) {
-    const known = isSolanaLike(body.address) ? await findWalletOwner(ctx.db, body.address) : null;
-    if (known) {
-      await recordActivity(ctx.db, ctx.clock, {
-        userId: known,
-        type: 'sign_in_failed',
-        provider: WALLET_PROVIDER,
-        ...meta,
-      });
-    }
+    await recordFailedWalletSignIn(ctx, req, body.address);
     throw outcome.error;
   }
-  setSessionCookie(ctx, reply, client.brandId, outcome.session.token);
-  const signedIn: LoadedInteraction = {
-    ...loaded,
-    row: { ...row, user_id: outcome.userId, session_id: outcome.session.id, auth_time: outcome.authTime },
-  };
-  if (await needsConsent(ctx, signedIn)) return { step: 'consent' };
-  return { step: 'done', redirectTo: await finish(ctx, signedIn) };
+  return continueSignedIn(ctx, reply, loaded, outcome);
+}
+
+/** A failed proof goes in the history of the account holding the wallet, when one does. */
+async function recordFailedWalletSignIn(ctx: AppContext, req: FastifyRequest, address: unknown) {
+  const accounts = ctx.stores.signin.accounts;
+  const known = isSolanaLike(address) ? await accounts.walletOwner(address) : null;
+  if (!known) return;
+  await accounts.recordActivity({
+    userId: known,
+    type: 'sign_in_failed',
+    provider: WALLET_PROVIDER,
+    ...requestMeta(req),
+  });
 }
 
 function isSolanaLike(address: unknown): address is string {
@@ -280,7 +250,7 @@ export async function needsConsent(ctx: AppContext, loaded: LoadedInteraction): 
  */
 export async function finish(ctx: AppContext, loaded: LoadedInteraction): Promise<string> {
   const { row, params, client } = loaded;
-  if (!(await completeInteraction(ctx.db, row.id, ctx.clock.now()))) throw interactionGone();
+  if (!(await ctx.stores.signin.interactions.complete(row.id, ctx.clock.now()))) throw interactionGone();
   if (row.kind === 'device') return `${ctx.config.baseUrl}${row.return_to ?? '/device'}`;
   const code = await issueAuthorizationCode(ctx, {
     client,
@@ -316,7 +286,7 @@ export async function decideConsent(
   }
   if (row.kind === 'device') return { redirectTo: await finish(ctx, loaded) };
   if (decision === 'deny') {
-    if (!(await completeInteraction(ctx.db, row.id, ctx.clock.now()))) throw interactionGone();
+    if (!(await ctx.stores.signin.interactions.complete(row.id, ctx.clock.now()))) throw interactionGone();
     return {
       redirectTo: withQuery(params.redirectUri, {
         error: 'access_denied',

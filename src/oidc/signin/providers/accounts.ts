@@ -1,75 +1,34 @@
 import type { AppContext } from '../../../context.js';
-import type { Executor } from '../../../db/schema.js';
 import { ApiError } from '../../../http/errors.js';
-import { recordActivity } from '../../../modules/users/activity.js';
-import {
-  createUser,
-  oauthLinkTokens,
-  restoreIfInGrace,
-  touchUser,
-  upsertOAuthLink,
-} from '../../../modules/users/users.service.js';
 import type { ExternalIdentity, ProviderTokens } from '../../../providers/provider.js';
+import type { RequestMeta } from '../complete.js';
+import type { SigninStores } from '../stores.js';
 
-export interface RequestMeta {
-  ip?: string;
-  userAgent?: string;
-}
-
-/** The live user a provider account is linked to, if any. */
-export async function linkedUser(
-  db: Executor,
-  provider: string,
-  externalUserId: string,
-): Promise<string | null> {
-  const row = await db
-    .selectFrom('oauth_links')
-    .innerJoin('users', 'users.id', 'oauth_links.user_id')
-    .select('users.id')
-    .where('oauth_links.provider', '=', provider)
-    .where('oauth_links.external_user_id', '=', externalUserId)
-    .where('users.deleted_at', 'is', null)
-    .executeTakeFirst();
-  return row?.id ?? null;
+interface IdentityInput {
+  provider: string;
+  brandId: string;
+  identity: ExternalIdentity;
+  tokens?: ProviderTokens;
 }
 
 /**
- * Records (or refreshes) the link and its provider tokens, sealed by upsertOAuthLink. A later
- * sign-in that brings no refresh token keeps the one stored.
+ * Records (or refreshes) the link and its provider tokens, sealed. A later sign-in that brings no
+ * refresh token keeps the one stored.
  */
-async function saveLink(
-  ctx: AppContext,
-  trx: Executor,
-  input: {
-    userId: string;
-    provider: string;
-    brandId: string;
-    identity: ExternalIdentity;
-    tokens?: ProviderTokens;
-  },
-): Promise<string> {
+function saveLink(tx: SigninStores, input: IdentityInput & { userId: string }): Promise<string> {
   const { identity, tokens } = input;
-  const existing = await trx
-    .selectFrom('oauth_links')
-    .select('id')
-    .where('provider', '=', input.provider)
-    .where('external_user_id', '=', identity.externalUserId)
-    .executeTakeFirst();
-  let refreshToken = tokens?.refreshToken ?? null;
-  if (!refreshToken && existing && tokens)
-    refreshToken = (await oauthLinkTokens(ctx, existing.id))?.refreshToken ?? null;
-  const id = await upsertOAuthLink(ctx, trx, {
+  return tx.accounts.saveOAuthLink({
     userId: input.userId,
     provider: input.provider,
+    brandId: input.brandId,
     externalUserId: identity.externalUserId,
     emailAddress: identity.email ?? null,
     username: identity.username ?? null,
     accessToken: tokens?.accessToken ?? null,
-    refreshToken,
+    refreshToken: tokens?.refreshToken ?? null,
     tokenExpiresAt: tokens?.expiresAt ?? null,
+    hasTokens: !!tokens,
   });
-  await trx.updateTable('oauth_links').set({ brand_id: input.brandId }).where('id', '=', id).execute();
-  return id;
 }
 
 /**
@@ -78,17 +37,16 @@ async function saveLink(
  * email address never picks an account: only (provider, external id) does.
  */
 export async function userForIdentity(
-  ctx: AppContext,
-  trx: Executor,
-  input: { provider: string; brandId: string; identity: ExternalIdentity; tokens?: ProviderTokens },
+  tx: SigninStores,
+  input: IdentityInput,
 ): Promise<{ userId: string; created: boolean; restored: boolean }> {
   const { identity } = input;
-  const linked = await linkedUser(trx, input.provider, identity.externalUserId);
+  const linked = await tx.accounts.linkedUser(input.provider, identity.externalUserId);
   if (linked) {
-    await saveLink(ctx, trx, { ...input, userId: linked });
+    await saveLink(tx, { ...input, userId: linked });
     return { userId: linked, created: false, restored: false };
   }
-  const restored = await restoreIfInGrace(trx, ctx.clock, {
+  const restored = await tx.accounts.restoreIfInGrace({
     kind: 'oauth',
     provider: input.provider,
     externalUserId: identity.externalUserId,
@@ -96,7 +54,7 @@ export async function userForIdentity(
   const userId =
     restored ??
     (
-      await createUser(trx, ctx.clock, {
+      await tx.accounts.create({
         username: identity.username ?? null,
         firstName: identity.firstName ?? null,
         lastName: identity.lastName ?? null,
@@ -105,8 +63,8 @@ export async function userForIdentity(
         externalProfilePictureUrl: identity.pictureUrl ?? null,
       })
     ).id;
-  await saveLink(ctx, trx, { ...input, userId });
-  await touchUser(trx, ctx.clock, userId);
+  await saveLink(tx, { ...input, userId });
+  await tx.accounts.touch(userId);
   return { userId, created: !restored, restored: !!restored };
 }
 
@@ -116,30 +74,16 @@ export async function userForIdentity(
  */
 export async function linkIdentity(
   ctx: AppContext,
-  input: {
-    userId: string;
-    provider: string;
-    brandId: string;
-    identity: ExternalIdentity;
-    tokens?: ProviderTokens;
-    meta: RequestMeta;
-  },
+  input: IdentityInput & { userId: string; meta: RequestMeta },
 ): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
-    const user = await trx
-      .selectFrom('users')
-      .select('id')
-      .where('id', '=', input.userId)
-      .where('deleted_at', 'is', null)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!user) throw new ApiError(404, 'not_found', 'user not found');
-    const holder = await linkedUser(trx, input.provider, input.identity.externalUserId);
+  await ctx.stores.signin.atomic(async (tx) => {
+    if (!(await tx.accounts.lockLive(input.userId))) throw new ApiError(404, 'not_found', 'user not found');
+    const holder = await tx.accounts.linkedUser(input.provider, input.identity.externalUserId);
     if (holder && holder !== input.userId) {
       throw new ApiError(409, 'conflict', 'this provider account is linked to another user');
     }
-    await saveLink(ctx, trx, input);
-    await recordActivity(trx, ctx.clock, {
+    await saveLink(tx, input);
+    await tx.accounts.recordActivity({
       userId: input.userId,
       type: 'link_provider',
       provider: input.provider,

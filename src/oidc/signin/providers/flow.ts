@@ -5,14 +5,7 @@ import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
 import { safeEqual, sha256, sha256b64url } from '../../../lib/hash.js';
 import { newId, newSecret } from '../../../lib/ids.js';
-import {
-  callbackUrl,
-  type OAuthProviderConfig,
-  type ProviderConfig,
-  resolveConnectionCredentials,
-  type TelegramProviderConfig,
-} from '../../../modules/connections/connections.service.js';
-import { resolveEndpoints } from '../../../providers/config.js';
+import { callbackUrl, resolveEndpoints } from '../../../providers/config.js';
 import { PROVIDERS, PROVIDER_LABELS } from '../../../providers/index.js';
 import type {
   ExternalIdentity,
@@ -20,9 +13,14 @@ import type {
   ProviderEndpoints,
   ProviderTokens,
 } from '../../../providers/provider.js';
-import { insertProviderState, type ProviderStateRow } from './states.js';
+import type { ProviderStateRow } from '../stores.js';
 import { verifyTelegramLogin } from '../../../providers/telegram.js';
-import type { ProviderType } from '../../../providers/types.js';
+import type {
+  OAuthProviderConfig,
+  ProviderConfig,
+  ProviderType,
+  TelegramProviderConfig,
+} from '../../../providers/types.js';
 
 /** Why a trip to a provider did not sign anyone in; the sign-in page shows the message. */
 export const PROVIDER_ERROR_MESSAGES = {
@@ -81,7 +79,7 @@ export async function credentialsFor(
   brandId: string,
   type: ProviderType,
 ): Promise<ProviderConfig> {
-  const creds = await resolveConnectionCredentials(ctx, brandId, type);
+  const creds = await ctx.stores.signin.connections.credentials(brandId, type);
   if (!creds) throw providerNotEnabled(type);
   return creds.config;
 }
@@ -101,7 +99,7 @@ export async function startOAuth(ctx: AppContext, input: StartInput): Promise<st
   const state = newSecret();
   const nonce = def.oidc ? newSecret() : undefined;
   const verifier = def.pkce ? oauth.generateRandomCodeVerifier() : undefined;
-  await insertProviderState(ctx.db, {
+  await ctx.stores.signin.providerStates.insert({
     id,
     state_hash: sha256(state),
     provider: input.type,
@@ -142,7 +140,7 @@ export async function startTelegram(
   const config = (await credentialsFor(ctx, input.brand.id, 'telegram')) as TelegramProviderConfig;
   const binding = newSecret();
   const cap = new Date(ctx.clock.nowMs() + defaults.telegramBindingTtl * 1000);
-  await insertProviderState(ctx.db, {
+  await ctx.stores.signin.providerStates.insert({
     id: input.id ?? newId('pst_'),
     state_hash: sha256(binding),
     provider: 'telegram',
@@ -169,7 +167,7 @@ export async function telegramIdentity(
   state: ProviderStateRow,
   fields: Record<string, string | undefined>,
 ): Promise<ExternalIdentity> {
-  const creds = await resolveConnectionCredentials(ctx, state.brand_id, 'telegram');
+  const creds = await ctx.stores.signin.connections.credentials(state.brand_id, 'telegram');
   if (!creds) throw new ProviderFlowError('not_enabled');
   const check = verifyTelegramLogin(
     fields,
@@ -217,7 +215,7 @@ export async function oauthIdentity(
   const code = params.get('code');
   if (!code) throw new ProviderFlowError('provider_error', 'The provider returned no authorization code.');
 
-  const creds = await resolveConnectionCredentials(ctx, state.brand_id, type);
+  const creds = await ctx.stores.signin.connections.credentials(state.brand_id, type);
   if (!creds) throw new ProviderFlowError('not_enabled');
   const config = creds.config as OAuthProviderConfig;
   const { endpoints, overridden } = resolveEndpoints(ctx, type, config);

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../../context.js';
-import type { ProviderStateRow } from './states.js';
+import type { ProviderStateRow } from '../stores.js';
 import type { ExternalIdentity, ProviderTokens } from '../../../providers/provider.js';
 
 /** What a link's provider return yields, parked until the browser confirms. */
@@ -28,19 +28,7 @@ export function providerAccountLabel(identity: ExternalIdentity): string {
 
 /** How the confirmation page names the Gatehouse account: username, primary wallet, or id. */
 export async function accountLabel(ctx: AppContext, userId: string): Promise<string | null> {
-  const user = await ctx.db
-    .selectFrom('users')
-    .select(['id', 'username'])
-    .where('id', '=', userId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  if (!user) return null;
-  if (user.username) return user.username;
-  const wallet = await ctx.db
-    .selectFrom('user_public_keys')
-    .select('address')
-    .where('user_id', '=', userId)
-    .orderBy('is_primary', 'desc')
-    .executeTakeFirst();
-  return wallet?.address ?? user.id;
+  const account = await ctx.stores.signin.accounts.describe(userId);
+  if (!account || account.deleted) return null;
+  return account.username ?? account.wallet ?? account.id;
 }

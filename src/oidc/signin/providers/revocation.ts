@@ -2,17 +2,15 @@ import * as oauth from 'oauth4webapi';
 import { defaults } from '../../../config/defaults.js';
 import type { AppContext } from '../../../context.js';
 import type { Executor } from '../../../db/schema.js';
-import {
-  type OAuthProviderConfig,
-  operatorDefaultCredentials,
-  type ProviderConfig,
-  resolveConnectionCredentials,
-} from '../../../modules/connections/connections.service.js';
-import { resolveEndpoints } from '../../../providers/config.js';
+import { operatorDefaultCredentials, resolveEndpoints } from '../../../providers/config.js';
 import { PROVIDERS } from '../../../providers/index.js';
 import type { OAuthProviderDefinition } from '../../../providers/provider.js';
-import type { ProviderType } from '../../../providers/types.js';
-import { PROVIDER_TYPES } from '../../../providers/types.js';
+import {
+  type OAuthProviderConfig,
+  type ProviderConfig,
+  PROVIDER_TYPES,
+  type ProviderType,
+} from '../../../providers/types.js';
 
 /**
  * The hook DELETE /users/me/oauth-tokens/:id calls: in the unlink's transaction, before the link is
@@ -25,25 +23,19 @@ export async function providerRevocationFor(
   trx: Executor,
   linkId: string,
 ): Promise<() => Promise<boolean>> {
-  const row = await trx
-    .selectFrom('oauth_links')
-    .select(['provider', 'brand_id', 'access_token_enc', 'refresh_token_enc'])
-    .where('id', '=', linkId)
-    .executeTakeFirst();
-  const type = row?.provider as ProviderType | undefined;
-  if (!row || !type || !PROVIDER_TYPES.includes(type)) return async () => false;
+  const link = await ctx.stores.signin.on(trx).accounts.oauthLink(linkId);
+  const type = link?.provider as ProviderType | undefined;
+  if (!link || !type || !PROVIDER_TYPES.includes(type)) return async () => false;
   const def = PROVIDERS[type];
-  const aad = `oauth_link:${linkId}`;
   // The refresh token ends the whole grant where providers distinguish; else the access token.
-  const sealed = row.refresh_token_enc ?? row.access_token_enc;
-  const hint = row.refresh_token_enc ? 'refresh_token' : 'access_token';
-  if (def.kind !== 'oauth' || !sealed) return async () => false;
-  const token = ctx.encryptor.decrypt(sealed, aad);
-  const brandId = row.brand_id;
+  const token = link.refreshToken ?? link.accessToken;
+  const hint = link.refreshToken ? 'refresh_token' : 'access_token';
+  if (def.kind !== 'oauth' || !token) return async () => false;
+  const brandId = link.brandId;
   return async () => {
     try {
       const config: ProviderConfig | null = brandId
-        ? ((await resolveConnectionCredentials(ctx, brandId, type))?.config ?? null)
+        ? ((await ctx.stores.signin.connections.credentials(brandId, type))?.config ?? null)
         : operatorDefaultCredentials(ctx, type);
       if (!config) return false;
       return await revoke(ctx, def, config as OAuthProviderConfig, token, hint);

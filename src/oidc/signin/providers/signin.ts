@@ -1,17 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
-import { attachUser } from '../interactions/interactions.queries.js';
-import { finish, type LoadedInteraction, needsConsent } from '../interactions/interactions.service.js';
-import { createSession, destroyRequestSession, setSessionCookie } from '../sessions.js';
-import { recordActivity } from '../../../modules/users/activity.js';
-import { touchUser } from '../../../modules/users/users.service.js';
-import { linkedUser, type RequestMeta, userForIdentity } from './accounts.js';
 import type { ExternalIdentity, ProviderTokens } from '../../../providers/provider.js';
-
-export function requestMeta(req: FastifyRequest): RequestMeta {
-  const ua = req.headers['user-agent'];
-  return { ip: req.ip, ...(typeof ua === 'string' && ua ? { userAgent: ua } : {}) };
-}
+import { continueSignedIn, openSession, requestMeta } from '../complete.js';
+import type { LoadedInteraction } from '../interactions/interactions.service.js';
+import { userForIdentity } from './accounts.js';
 
 /**
  * Continues the interaction as the wallet step does: the account (found, restored or created), a
@@ -25,26 +17,16 @@ export async function completeProviderSignIn(
   loaded: LoadedInteraction,
   input: { provider: string; identity: ExternalIdentity; tokens?: ProviderTokens },
 ): Promise<string> {
-  const { row, client } = loaded;
-  const meta = requestMeta(req);
-  const outcome = await ctx.db.transaction().execute(async (trx) => {
-    const { userId } = await userForIdentity(ctx, trx, { ...input, brandId: client.brandId });
-    await touchUser(trx, ctx.clock, userId);
-    await destroyRequestSession(trx, req, client.brandId);
-    const authTime = new Date(ctx.clock.nowSec() * 1000);
-    const session = await createSession(trx, ctx.clock, { userId, brandId: client.brandId, authTime });
-    await attachUser(trx, row.id, { userId, sessionId: session.id, authTime });
-    await recordActivity(trx, ctx.clock, { userId, type: 'sign_in', provider: input.provider, ...meta });
-    return { userId, session, authTime };
+  const brandId = loaded.client.brandId;
+  const outcome = await ctx.stores.signin.atomic(async (tx) => {
+    const { userId } = await userForIdentity(tx, { ...input, brandId });
+    return openSession(tx, ctx, req, loaded, { userId, provider: input.provider });
   });
   ctx.metrics.signIn(input.provider, 'succeeded');
-  setSessionCookie(ctx, reply, client.brandId, outcome.session.token);
-  const signedIn: LoadedInteraction = {
-    ...loaded,
-    row: { ...row, user_id: outcome.userId, session_id: outcome.session.id, auth_time: outcome.authTime },
-  };
-  if (await needsConsent(ctx, signedIn)) return `${ctx.config.baseUrl}/signin/${encodeURIComponent(row.id)}`;
-  return finish(ctx, signedIn);
+  const next = await continueSignedIn(ctx, reply, loaded, outcome);
+  return next.step === 'consent'
+    ? `${ctx.config.baseUrl}/signin/${encodeURIComponent(loaded.row.id)}`
+    : next.redirectTo;
 }
 
 /**
@@ -57,11 +39,12 @@ export async function recordFailedSignIn(
   req: FastifyRequest,
   input: { provider: string; userId?: string | null; claimedExternalId?: string },
 ): Promise<void> {
+  const accounts = ctx.stores.signin.accounts;
   let userId = input.userId ?? null;
   if (!userId && input.claimedExternalId)
-    userId = await linkedUser(ctx.db, input.provider, input.claimedExternalId);
+    userId = await accounts.linkedUser(input.provider, input.claimedExternalId);
   if (!userId) return;
-  await recordActivity(ctx.db, ctx.clock, {
+  await accounts.recordActivity({
     userId,
     type: 'sign_in_failed',
     provider: input.provider,

@@ -1,0 +1,17 @@
+import { sql } from 'kysely';
+import type { Executor } from './schema.js';
+
+/**
+ * `pg_notify(channel, <current schema> || payload)`: inside a transaction it is delivered when (and
+ * only if) the transaction commits. The schema prefix lets apps sharing a database in separate
+ * schemas (tests) tell their notifications apart.
+ */
+export async function notifyInSchema(db: Executor, channel: string, payload: string): Promise<void> {
+  await sql`select pg_notify(${channel}, current_schema() || ${payload})`.execute(db);
+}
+
+/** The schema this connection's statements run in. */
+export async function currentSchema(db: Executor): Promise<string | undefined> {
+  const row = await sql<{ s: string }>`select current_schema() as s`.execute(db);
+  return row.rows[0]?.s;
+}
