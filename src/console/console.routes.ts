@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply, FastifySchema } from 'fastify';
-import { brandPreviewRoutes } from './brand-preview.routes.js';
 
 /** Where `scripts/build-console.mjs` writes the bundle. */
 export const CONSOLE_DIST = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'console', 'dist');
@@ -63,8 +62,6 @@ export const consoleRoutes: FastifyPluginAsync = async (app) => {
         );
     return reply.type('text/html; charset=utf-8').send(html);
   };
-
-  await app.register(brandPreviewRoutes);
 
   // Hosted pages, not API operations: left out of the OpenAPI document.
   const page = { schema: { hide: true } as FastifySchema };

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { limits } from '../config/defaults.js';
-import { sendErrorPage, safeColor, safeUrl } from '../oidc/pages/html.js';
-import { renderSigninPage } from '../oidc/pages/signin-page.js';
-import { SIGN_IN_METHODS } from '../providers/types.js';
+import { limits } from '../../config/defaults.js';
+import { sendErrorPage, safeColor, safeUrl } from './html.js';
+import { renderSigninPage } from './signin-page.js';
+import { SIGN_IN_METHODS } from '../../providers/types.js';
 
 /**
  * The form's values as they are being typed: lenient on purpose (a half-typed URL or colour is left
