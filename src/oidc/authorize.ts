@@ -10,7 +10,7 @@ import {
   finish,
   loadInteraction,
   withQuery,
-} from './signin/interactions/interactions.service.js';
+} from './signin/interactions.js';
 import type { InteractionParams } from '../db/schema.js';
 import { findSession } from './signin/sessions.js';
 

@@ -13,7 +13,7 @@ import {
   normalizeUserCode,
 } from './device-store.js';
 import { endFlow, flowValue, newFlowBinding, setFlowCookie } from './signin/flow-state.js';
-import { createInteraction, describeScopes } from './signin/interactions/interactions.service.js';
+import { createInteraction, describeScopes } from './signin/interactions.js';
 import { type PageBrand, esc, fill, sendErrorPage, sendPage } from './pages/html.js';
 import { type Locale, requestLocale, translator } from './pages/i18n.js';
 import { pageBrand, signedInAs } from './pages/page-data.js';

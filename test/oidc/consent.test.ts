@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadClient } from '../../src/oidc/clients.js';
 import { findConsentGrant, grantConsent, revokeConsentGrant } from '../../src/oidc/consent.js';
-import { sweepExpiredSignin } from '../../src/oidc/signin/interactions/sweep.js';
+import { sweepExpiredSignin } from '../../src/oidc/signin/sweep.js';
 import { destroyUserSessions } from '../../src/stores/sessions.store.js';
 import { createWalletChallenge } from '../../src/oidc/signin/wallet-challenges.js';
 import { defaults } from '../../src/config/defaults.js';

@@ -459,7 +459,8 @@ function DisabledNotice({
           <ul>
             {failures.data.items.map((d: Json) => (
               <li key={d.id}>
-                {when(d.deliveredAt ?? d.queuedAt)}: {d.event}, {STATUS_LABELS[d.status] ?? d.status}
+                <code>{d.event}</code> queued {when(d.queuedAt)}, {d.attemptCount} attempts:{' '}
+                {STATUS_LABELS[d.status] ?? d.status}
                 {d.responseCode ? ` (HTTP ${d.responseCode})` : ''}
                 {d.responseBodyExcerpt ? ` “${d.responseBodyExcerpt.slice(0, 80)}”` : ''}
               </li>

@@ -13,7 +13,7 @@ import {
 } from '../../http/errors.js';
 import { isSolanaAddress } from '../../lib/solana.js';
 import { resolveFileId } from '../files/files.service.js';
-import { providerRevocationFor } from '../../oidc/signin/providers/revocation.js';
+import { providerRevocationFor } from '../../oidc/signin/provider-revocation.js';
 import { type ActivityType, recordActivity } from './activity.js';
 import { ISO_639_1 } from './languages.js';
 import { presentUser, presentUsers, publicKeysOf, type UserView } from './user.presenter.js';

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { InteractionView } from '../signin/interactions/interactions.service.js';
+import type { InteractionView } from '../signin/interactions.js';
 import { type PageBrand, esc, fill, jsonForScript, safeUrl, sendPage } from './html.js';
 import { type Locale, type Translate, translator } from './i18n.js';
 import type { MessageKey } from './i18n/en.js';

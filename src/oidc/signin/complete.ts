@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { finish, type LoadedInteraction, needsConsent } from './interactions/interactions.service.js';
+import { finish, type LoadedInteraction, needsConsent } from './interactions.js';
 import { createSession, destroyRequestSession, setSessionCookie } from './sessions.js';
 import type { SigninStores } from './stores.js';
 

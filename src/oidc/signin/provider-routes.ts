@@ -8,7 +8,7 @@ import { authenticate, principalOf } from '../../http/auth.js';
 import { ApiError, forbidden } from '../../http/errors.js';
 import { ErrorEnvelope, authErrors, errorResponses } from '../../http/schemas.js';
 import { sha256 } from '../../lib/hash.js';
-import { linkIdentity } from './providers/accounts.js';
+import { linkIdentity } from './provider-accounts.js';
 import {
   PROVIDER_ERROR_MESSAGES,
   type ProviderFailure,
@@ -17,22 +17,22 @@ import {
   startOAuth,
   startTelegram,
   telegramIdentity,
-} from './providers/flow.js';
+} from './provider-flow.js';
 import { PROVIDER_LABELS } from '../../providers/index.js';
-import { sendLinkResultPage, sendTelegramWidgetPage } from './providers/pages.js';
+import { sendLinkResultPage, sendTelegramWidgetPage } from './provider-pages.js';
 import type { ExternalIdentity, ProviderTokens } from '../../providers/provider.js';
-import { completeProviderSignIn, recordFailedSignIn } from './providers/signin.js';
+import { completeProviderSignIn, recordFailedSignIn } from './provider-signin.js';
 import { requestMeta } from './complete.js';
 import type { ProviderStateRow } from './stores.js';
-import { sweepExpiredProviderStates } from './interactions/sweep.js';
+import { sweepExpiredProviderStates } from './sweep.js';
 import {
   type PendingLink,
   accountLabel,
   openPendingLink,
   providerAccountLabel,
   sealPendingLink,
-} from './providers/pending-link.js';
-import { sendLinkConfirmPage } from './providers/link-confirm-page.js';
+} from './pending-link.js';
+import { sendLinkConfirmPage } from './link-confirm-page.js';
 import { newId } from '../../lib/ids.js';
 import { TELEGRAM_FIELDS } from '../../providers/telegram.js';
 import { PROVIDER_TYPES, type ProviderType } from '../../providers/types.js';
@@ -44,8 +44,8 @@ import {
   newFlowBinding,
   setFlowCookie,
 } from './flow-state.js';
-import { isForm, sameOriginGuard } from './interactions/guards.js';
-import { type LoadedInteraction, loadInteraction } from './interactions/interactions.service.js';
+import { isForm, sameOriginGuard } from './guards.js';
+import { type LoadedInteraction, loadInteraction } from './interactions.js';
 import { sendErrorPage, sendExpiredSigninPage } from '../pages/html.js';
 import { requestLocale } from '../pages/i18n.js';
 import { pageBrand } from '../pages/page-data.js';

@@ -5,7 +5,7 @@ import { ApiError } from '../../http/errors.js';
 import { ErrorEnvelope, OAuthErrorBody, errorResponses } from '../../http/schemas.js';
 import { authorize } from '../authorize.js';
 import { deviceDecision, devicePage } from '../device-pages.js';
-import { isForm, requireJson, sameOriginGuard, wantsJson } from './interactions/guards.js';
+import { isForm, requireJson, sameOriginGuard, wantsJson } from './guards.js';
 import { setFlowCookie } from './flow-state.js';
 import {
   decideConsent,
@@ -13,8 +13,8 @@ import {
   verifyWallet,
   viewInteraction,
   walletChallenge,
-} from './interactions/interactions.service.js';
-import { sweepExpiredSignin } from './interactions/sweep.js';
+} from './interactions.js';
+import { sweepExpiredSignin } from './sweep.js';
 import { loadClient } from '../clients.js';
 import { sendErrorPage, sendExpiredSigninPage } from '../pages/html.js';
 import { providerNotice, requestLocale, translator } from '../pages/i18n.js';

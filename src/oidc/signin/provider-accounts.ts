@@ -1,8 +1,8 @@
-import type { AppContext } from '../../../context.js';
-import { ApiError } from '../../../http/errors.js';
-import type { ExternalIdentity, ProviderTokens } from '../../../providers/provider.js';
-import type { RequestMeta } from '../complete.js';
-import type { SigninStores } from '../stores.js';
+import type { AppContext } from '../../context.js';
+import { ApiError } from '../../http/errors.js';
+import type { ExternalIdentity, ProviderTokens } from '../../providers/provider.js';
+import type { RequestMeta } from './complete.js';
+import type { SigninStores } from './stores.js';
 
 interface IdentityInput {
   provider: string;

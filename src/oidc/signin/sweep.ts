@@ -1,4 +1,4 @@
-import type { AppContext } from '../../../context.js';
+import type { AppContext } from '../../context.js';
 
 /** Deletes expired wallet challenges, interactions and sessions: none of them can be used again. */
 export async function sweepExpiredSignin(

@@ -1,16 +1,16 @@
 import * as oauth from 'oauth4webapi';
-import { defaults } from '../../../config/defaults.js';
-import type { AppContext } from '../../../context.js';
-import type { Executor } from '../../../db/schema.js';
-import { operatorDefaultCredentials, resolveEndpoints } from '../../../providers/config.js';
-import { PROVIDERS } from '../../../providers/index.js';
-import type { OAuthProviderDefinition } from '../../../providers/provider.js';
+import { defaults } from '../../config/defaults.js';
+import type { AppContext } from '../../context.js';
+import type { Executor } from '../../db/schema.js';
+import { operatorDefaultCredentials, resolveEndpoints } from '../../providers/config.js';
+import { PROVIDERS } from '../../providers/index.js';
+import type { OAuthProviderDefinition } from '../../providers/provider.js';
 import {
   type OAuthProviderConfig,
   type ProviderConfig,
   PROVIDER_TYPES,
   type ProviderType,
-} from '../../../providers/types.js';
+} from '../../providers/types.js';
 
 /**
  * The hook DELETE /users/me/oauth-tokens/:id calls: in the unlink's transaction, before the link is

@@ -1,18 +1,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { defaults } from '../../../config/defaults.js';
-import type { AppContext } from '../../../context.js';
-import { ApiError, notFound } from '../../../http/errors.js';
-import { newId, randomAlphanumeric } from '../../../lib/ids.js';
-import { WALLET_PROVIDER } from '../../../providers/types.js';
-import { type Client, loadClient } from '../../clients.js';
-import { issueAuthorizationCode } from '../../codes.js';
-import { findConsentGrant, grantConsent, grantCovers } from '../../consent.js';
-import { STANDARD_SCOPES } from '../../discovery.js';
-import { continueSignedIn, openSession, requestMeta } from '../complete.js';
-import { findSession } from '../sessions.js';
-import type { SigninStores } from '../stores.js';
-import { issueWalletChallenge, redeemWalletProof } from '../wallet-challenges.js';
-import type { InteractionParams, InteractionRow } from '../../../db/schema.js';
+import { defaults } from '../../config/defaults.js';
+import type { AppContext } from '../../context.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { newId, randomAlphanumeric } from '../../lib/ids.js';
+import { WALLET_PROVIDER } from '../../providers/types.js';
+import { type Client, loadClient } from '../clients.js';
+import { issueAuthorizationCode } from '../codes.js';
+import { findConsentGrant, grantConsent, grantCovers } from '../consent.js';
+import { STANDARD_SCOPES } from '../discovery.js';
+import { continueSignedIn, openSession, requestMeta } from './complete.js';
+import { findSession } from './sessions.js';
+import type { SigninStores } from './stores.js';
+import { issueWalletChallenge, redeemWalletProof } from './wallet-challenges.js';
+import type { InteractionParams, InteractionRow } from '../../db/schema.js';
 
 /** What the consent screen says for the OIDC standard scopes (brand scopes carry their own). */
 export const STANDARD_SCOPE_DESCRIPTIONS: Record<string, string> = {

@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../../context.js';
-import type { ExternalIdentity, ProviderTokens } from '../../../providers/provider.js';
-import { continueSignedIn, openSession, requestMeta } from '../complete.js';
-import type { LoadedInteraction } from '../interactions/interactions.service.js';
-import { userForIdentity } from './accounts.js';
+import type { AppContext } from '../../context.js';
+import type { ExternalIdentity, ProviderTokens } from '../../providers/provider.js';
+import { continueSignedIn, openSession, requestMeta } from './complete.js';
+import type { LoadedInteraction } from './interactions.js';
+import { userForIdentity } from './provider-accounts.js';
 
 /**
  * Continues the interaction as the wallet step does: the account (found, restored or created), a

@@ -1,26 +1,26 @@
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
-import { defaults } from '../../../config/defaults.js';
-import type { AppContext } from '../../../context.js';
-import { ApiError } from '../../../http/errors.js';
-import { safeEqual, sha256, sha256b64url } from '../../../lib/hash.js';
-import { newId, newSecret } from '../../../lib/ids.js';
-import { callbackUrl, resolveEndpoints } from '../../../providers/config.js';
-import { PROVIDERS, PROVIDER_LABELS } from '../../../providers/index.js';
+import { defaults } from '../../config/defaults.js';
+import type { AppContext } from '../../context.js';
+import { ApiError } from '../../http/errors.js';
+import { safeEqual, sha256, sha256b64url } from '../../lib/hash.js';
+import { newId, newSecret } from '../../lib/ids.js';
+import { callbackUrl, resolveEndpoints } from '../../providers/config.js';
+import { PROVIDERS, PROVIDER_LABELS } from '../../providers/index.js';
 import type {
   ExternalIdentity,
   OAuthProviderDefinition,
   ProviderEndpoints,
   ProviderTokens,
-} from '../../../providers/provider.js';
-import type { ProviderStateRow } from '../stores.js';
-import { verifyTelegramLogin } from '../../../providers/telegram.js';
+} from '../../providers/provider.js';
+import type { ProviderStateRow } from './stores.js';
+import { verifyTelegramLogin } from '../../providers/telegram.js';
 import type {
   OAuthProviderConfig,
   ProviderConfig,
   ProviderType,
   TelegramProviderConfig,
-} from '../../../providers/types.js';
+} from '../../providers/types.js';
 
 /** Why a trip to a provider did not sign anyone in; the sign-in page shows the message. */
 export const PROVIDER_ERROR_MESSAGES = {

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { esc, sendPage } from '../../pages/html.js';
+import { esc, sendPage } from '../pages/html.js';
 
 /**
  * The last step of linking a provider account: the browser that started the link sees which

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
-import { esc, sendPage } from '../../pages/html.js';
-import { telegram } from '../../../providers/telegram.js';
+import { esc, sendPage } from '../pages/html.js';
+import { telegram } from '../../providers/telegram.js';
 
 /**
  * The Telegram Login Widget page. Its CSP admits Telegram's script and the widget's frame and

@@ -1,6 +1,6 @@
-import type { AppContext } from '../../../context.js';
-import type { ProviderStateRow } from '../stores.js';
-import type { ExternalIdentity, ProviderTokens } from '../../../providers/provider.js';
+import type { AppContext } from '../../context.js';
+import type { ProviderStateRow } from './stores.js';
+import type { ExternalIdentity, ProviderTokens } from '../../providers/provider.js';
 
 /** What a link's provider return yields, parked until the browser confirms. */
 export interface PendingLink {

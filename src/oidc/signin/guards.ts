@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../../../context.js';
-import { ApiError } from '../../../http/errors.js';
+import type { AppContext } from '../../context.js';
+import { ApiError } from '../../http/errors.js';
 
 /**
  * State-changing interaction and device routes refuse a request another site sent: an `Origin`
