@@ -96,7 +96,15 @@ describe('the console: token gates, webhooks, audit log', () => {
     assert.ok(await page.getByRole('button', { name: 'Create gate' }).isDisabled());
     await page.getByLabel('Mint address').fill(mint);
     await page.getByText('A SPL Token mint with 6 decimals.').waitFor();
-    await page.getByLabel('Minimum holdings').fill('1500000');
+    // Raw units and tokens follow each other once the decimals are known.
+    const raw = page.getByLabel(/^Minimum holdings(?! in tokens)/);
+    const tokens = page.getByLabel(/^Minimum holdings in tokens/);
+    await raw.fill('1000');
+    assert.equal(await tokens.inputValue(), '0.001');
+    await tokens.fill('1.1234567');
+    await page.getByText('A number with at most 6 decimals.').waitFor();
+    await tokens.fill('1.5');
+    assert.equal(await raw.inputValue(), '1500000');
     await page.getByText('1500000 = 1.5 tokens (this mint has 6 decimals)').waitFor();
     await checkScreen(page, 'gate-create');
     await page.getByRole('button', { name: 'Create gate' }).click();
@@ -128,7 +136,7 @@ describe('the console: token gates, webhooks, audit log', () => {
   });
 
   it('edits and disables the gate', async () => {
-    await page.getByLabel('Minimum holdings').fill('1');
+    await page.getByLabel(/^Minimum holdings(?! in tokens)/).fill('1');
     await page.getByText('1 = 0.000001 tokens').waitFor();
     await page.getByRole('button', { name: 'Save gate' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
@@ -286,6 +294,63 @@ describe('the console: token gates, webhooks, audit log', () => {
     await page.getByRole('button', { name: 'Older' }).click();
     await page.waitForURL((u) => u.searchParams.get('offset') === '25');
     await page.getByText(/^26–/).waitFor();
+  });
+
+  it('a Member sees gates, webhooks and the audit log, with every change disabled and why', async () => {
+    const other = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const wallet = await injectWallet(other);
+    const p = await other.newPage();
+    watchPage(p, problems);
+    await p.goto(`${base}/console/`);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.waitForURL(/\/signin\//);
+    await p.getByRole('button', { name: 'Continue with Phantom' }).click();
+    await p.getByRole('heading', { name: 'Your organizations' }).waitFor();
+    const { user_id } = await t.ctx.db
+      .selectFrom('user_public_keys')
+      .select('user_id')
+      .where('address', '=', wallet.address)
+      .executeTakeFirstOrThrow();
+    const org = await t.ctx.db
+      .selectFrom('orgs')
+      .select('id')
+      .where('slug', '=', orgSlug)
+      .executeTakeFirstOrThrow();
+    const role = await t.ctx.db
+      .selectFrom('roles')
+      .select('id')
+      .where('org_id', '=', org.id)
+      .where('built_in', '=', 'member')
+      .executeTakeFirstOrThrow();
+    const now = t.clock.now();
+    await t.ctx.db
+      .insertInto('org_members')
+      .values({ org_id: org.id, user_id, joined_at: now, disabled_at: null })
+      .execute();
+    await t.ctx.db
+      .insertInto('member_roles')
+      .values({ org_id: org.id, user_id, role_id: role.id, assigned_at: now })
+      .execute();
+
+    const reason = async (name: string) => {
+      const button = p.getByRole('button', { name, exact: true });
+      assert.ok(await button.isDisabled(), `${name} is disabled`);
+      const id = await button.getAttribute('aria-describedby');
+      return p.locator(`[id="${id}"]`).textContent();
+    };
+    await p.goto(`${base}${orgUrl}/token-gates`);
+    await p.getByRole('link', { name: 'Holders' }).click();
+    await p.getByRole('heading', { name: 'Holders', level: 1 }).waitFor();
+    assert.equal(await reason('Delete gate'), 'Needs the permission org.tokenGates.edit.');
+    assert.ok(await p.getByRole('button', { name: 'Check', exact: true }).isVisible(), 'anyone may check');
+    await checkScreen(p, 'member-gate');
+    await p.goto(`${base}${orgUrl}/webhooks`);
+    assert.equal(await reason('Add webhook'), 'Needs the permission org.webhooks.edit.');
+    await p.getByRole('link', { name: receiver.url('/hook') }).click();
+    assert.equal(await reason('Send test event'), 'Needs the permission org.webhooks.edit.');
+    await p.goto(`${base}${orgUrl}/audit-log?action=webhook.tested`);
+    await p.getByText('1–2 of 2').waitFor();
+    await other.close();
   });
 
   it('no CSP violation or page error happened on any screen', () => {
