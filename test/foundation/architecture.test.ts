@@ -22,7 +22,6 @@ const PENDING: Rule[] = [
   'layer-order',
   'oidc-no-modules',
   'oidc-no-db-values',
-  'providers-no-modules',
   'query-builder-owner',
   'table-owner',
   'no-dynamic-import-expression',
