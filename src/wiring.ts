@@ -9,15 +9,19 @@ import { RateLimits } from './http/rate-limit.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { Encryptor } from './lib/encryption.js';
 import { KeyStore } from './oidc/keys.js';
+import { verifyAccessToken } from './oidc/tokens.js';
+import { introspectApiKey } from './modules/api-keys/api-keys.service.js';
+import { recordActivity } from './modules/users/activity.js';
+import { createEngineStores } from './stores/engine.js';
 import { InvalidationBus } from './events/invalidation.js';
 import { Metrics } from './ops/metrics.js';
 import {
   enabledProviderTypes,
   resolveConnectionCredentials,
 } from './modules/connections/connections.service.js';
-import { fileTrackers } from './modules/files/files.service.js';
-import { recordActivity } from './modules/users/activity.js';
+import { fileTrackers, fileUrl } from './modules/files/files.service.js';
 import { createSigninStores, type SigninStoreDeps } from './stores/signin.js';
+import type { SigninStores } from './oidc/signin/stores.js';
 
 export interface ContextOptions extends OpenOptions {
   clock?: Clock;
@@ -79,7 +83,19 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const metrics = new Metrics();
   metrics.sources.pool = database.pool;
   const encryptor = new Encryptor(config.encryptionKey);
-  const keys = new KeyStore(database.db, encryptor, clock, invalidation);
+  const onClose: Array<() => Promise<void> | void> = [];
+  const db = database.db;
+  const stores = createEngineStores(db, {
+    clock,
+    postgres:
+      database.kind === 'postgres' && config.databaseUrl
+        ? { connectionString: config.databaseUrl, schema: config.databaseSchema }
+        : undefined,
+    onClose: (stop) => onClose.push(stop),
+    fileUrl: (fileKey) => fileUrl(config, fileKey),
+    recordActivity: (input) => recordActivity(db, clock, input),
+  });
+  const keys = new KeyStore(stores.signingKeys, encryptor, clock, invalidation);
   await keys.ensureKey();
   await ensureConsole(database.db, config, clock);
 
@@ -100,10 +116,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     ),
     redis,
     metrics,
-    hooks: { accessTokenChecks: [], onClose: [] },
-    stores: {} as AppContext['stores'],
+    stores: { ...stores, signin: {} as SigninStores },
+    verifyAccessToken: (token, opts) => verifyAccessToken(ctx, token, opts),
+    hooks: { accessTokenChecks: [], onClose },
   };
-  ctx.stores = { signin: createSigninStores(database.db, signinStoreDeps(ctx)) };
+  ctx.stores.signin = createSigninStores(database.db, signinStoreDeps(ctx));
+  stores.introspectors.push((token, request) => introspectApiKey(ctx, token, request.ip));
   return ctx;
 }
 

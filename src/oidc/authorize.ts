@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { PROVIDER_TYPES, WALLET_PROVIDER } from '../providers/types.js';
 import { type Client, loadClient } from './clients.js';
-import { findConsentGrant, grantCovers } from './consent.js';
+import { consentGrantOf, grantCovers } from './consent.js';
 import { newFlowBinding } from './signin/flow-state.js';
 import {
   KNOWN_STANDARD_SCOPES,
@@ -215,8 +215,7 @@ export async function authorize(ctx: AppContext, req: FastifyRequest): Promise<A
       throw new Refusal('login_required', 'no active session for this brand');
     if (session) {
       const covered =
-        client.firstParty ||
-        grantCovers(await findConsentGrant(ctx.db, session.userId, client.appId), scopes);
+        client.firstParty || grantCovers(await consentGrantOf(ctx, session.userId, client.appId), scopes);
       if (prompt === 'none' && !covered)
         throw new Refusal('consent_required', 'the user has not consented to these scopes');
       const id = await createInteraction(ctx, {

@@ -96,7 +96,15 @@ describe('the console: token gates, webhooks, audit log', () => {
     assert.ok(await page.getByRole('button', { name: 'Create gate' }).isDisabled());
     await page.getByLabel('Mint address').fill(mint);
     await page.getByText('A SPL Token mint with 6 decimals.').waitFor();
-    await page.getByLabel('Minimum holdings').fill('1500000');
+    // Raw units and tokens follow each other once the decimals are known.
+    const raw = page.getByLabel(/^Minimum holdings(?! in tokens)/);
+    const tokens = page.getByLabel(/^Minimum holdings in tokens/);
+    await raw.fill('1000');
+    assert.equal(await tokens.inputValue(), '0.001');
+    await tokens.fill('1.1234567');
+    await page.getByText('A number with at most 6 decimals.').waitFor();
+    await tokens.fill('1.5');
+    assert.equal(await raw.inputValue(), '1500000');
     await page.getByText('1500000 = 1.5 tokens (this mint has 6 decimals)').waitFor();
     await checkScreen(page, 'gate-create');
     await page.getByRole('button', { name: 'Create gate' }).click();
@@ -128,7 +136,7 @@ describe('the console: token gates, webhooks, audit log', () => {
   });
 
   it('edits and disables the gate', async () => {
-    await page.getByLabel('Minimum holdings').fill('1');
+    await page.getByLabel(/^Minimum holdings(?! in tokens)/).fill('1');
     await page.getByText('1 = 0.000001 tokens').waitFor();
     await page.getByRole('button', { name: 'Save gate' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();

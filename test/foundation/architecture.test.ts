@@ -20,11 +20,8 @@ import {
  */
 const PENDING: Rule[] = [
   'layer-order',
-  'oidc-no-modules',
-  'oidc-no-db-values',
   'query-builder-owner',
   'table-owner',
-  'no-dynamic-import-expression',
   'no-folder-cycle',
   'function-length',
 ];

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadClient } from '../../src/oidc/clients.js';
-import { findConsentGrant, grantConsent, revokeConsentGrant } from '../../src/oidc/consent.js';
+import { grantConsent, revokeConsentGrant } from '../../src/oidc/consent.js';
+import { findConsentGrant } from '../../src/stores/consent-grants.store.js';
 import { sweepExpiredSignin } from '../../src/oidc/signin/sweep.js';
 import { destroyUserSessions } from '../../src/stores/sessions.store.js';
 import { createWalletChallenge } from '../../src/oidc/signin/wallet-challenges.js';

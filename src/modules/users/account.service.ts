@@ -1,7 +1,7 @@
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
-import { revokeAllForUser } from '../../oidc/revocation.js';
+import { revokeUserTokens } from '../../oidc/revocation.js';
 import { identityHash } from '../../oidc/signin/identities.js';
 
 /**
@@ -48,7 +48,7 @@ export async function deleteAccount(ctx: AppContext, userId: string): Promise<vo
     const signin = ctx.stores.signin.on(trx);
     await signin.walletChallenges.deleteOfUser(userId);
     await signin.sessions.deleteOfUser(userId);
-    await revokeAllForUser(trx, ctx.clock, userId);
+    await revokeUserTokens(ctx, trx, userId);
   });
 }
 

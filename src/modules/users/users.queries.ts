@@ -60,6 +60,39 @@ export async function oauthLinksOf(db: Executor, userId: string): Promise<OAuthL
     .execute();
 }
 
+/** A live user's profile claims source (for the issuer's tokens and /userinfo), with the uploaded picture's key. */
+export async function findLiveUserProfile(db: Executor, userId: string) {
+  const row = await db
+    .selectFrom('users')
+    .leftJoin('files', 'files.id', 'users.profile_picture_id')
+    .select([
+      'users.id',
+      'users.username',
+      'users.first_name',
+      'users.last_name',
+      'users.preferred_language',
+      'users.email',
+      'users.email_verified',
+      'users.external_profile_picture_url',
+      'files.file_key',
+    ])
+    .where('users.id', '=', userId)
+    .where('users.deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+/** Whether the user exists and is not deleted (nor in the deletion window). */
+export async function isUserLive(db: Executor, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select(['id'])
+    .where('id', '=', userId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return !!row;
+}
+
 /** The id of the account (deleted ones included) with this id or this (lower-cased) username. */
 export async function findAnyUserIdByIdOrUsername(db: Executor, ident: string): Promise<string | undefined> {
   const byId = await db.selectFrom('users').select('id').where('id', '=', ident).executeTakeFirst();

@@ -6,7 +6,7 @@ import { newId, randomAlphanumeric } from '../../lib/ids.js';
 import { WALLET_PROVIDER } from '../../providers/types.js';
 import { type Client, loadClient } from '../clients.js';
 import { issueAuthorizationCode } from '../codes.js';
-import { findConsentGrant, grantConsent, grantCovers } from '../consent.js';
+import { consentGrantOf, grantConsent, grantCovers } from '../consent.js';
 import { STANDARD_SCOPES } from '../discovery.js';
 import { continueSignedIn, openSession, requestMeta } from './complete.js';
 import { findSession } from './sessions.js';
@@ -240,7 +240,7 @@ export async function needsConsent(ctx: AppContext, loaded: LoadedInteraction): 
   const { row, params, client } = loaded;
   if (row.kind === 'device' || client.firstParty) return false;
   if (params.prompt === 'consent') return true;
-  const grant = await findConsentGrant(ctx.db, row.user_id!, client.appId);
+  const grant = await consentGrantOf(ctx, row.user_id!, client.appId);
   return !grant || !grantCovers(grant, params.scopes);
 }
 

@@ -1,6 +1,5 @@
 import { OAuthError } from '../../http/errors.js';
-import { safeEqual, sha256b64url } from '../../lib/hash.js';
-import { consumeAuthorizationCode, findAuthorizationCode } from '../codes.js';
+import { safeEqual, sha256, sha256b64url } from '../../lib/hash.js';
 import { revokeFamily } from '../revocation.js';
 import { issueTokens } from '../tokens.js';
 import { type Grant, invalidGrant, required } from './grant.js';
@@ -19,13 +18,14 @@ export const authorizationCodeGrant: Grant = {
 
     // The request is checked completely before the code is consumed: a request naming another
     // client or redirect URI never burns a valid code (DESIGN.md §5).
-    const found = await findAuthorizationCode(ctx.db, code);
+    const codeHash = sha256(code);
+    const found = await ctx.stores.codes.find(codeHash);
     if (!found) throw invalidGrant('the authorization code is invalid, expired or already used');
     if (found.client_id !== client.clientId)
       throw invalidGrant('the authorization code was issued to another client');
     if (found.consumed_at) {
       // A second redemption means the code leaked: revoke what the first one issued (RFC 6749 §4.1.2).
-      await revokeFamily(ctx.db, ctx.clock, found.family_id);
+      await revokeFamily(ctx, found.family_id);
       throw invalidGrant('the authorization code is invalid, expired or already used');
     }
     if (found.expires_at.getTime() <= ctx.clock.nowMs())
@@ -44,9 +44,9 @@ export const authorizationCodeGrant: Grant = {
     }
 
     // Then consumed atomically: of two concurrent redemptions exactly one gets the row.
-    const row = await consumeAuthorizationCode(ctx.db, ctx.clock.now(), code);
+    const row = await ctx.stores.codes.consume(codeHash, ctx.clock.now());
     if (!row) {
-      await revokeFamily(ctx.db, ctx.clock, found.family_id);
+      await revokeFamily(ctx, found.family_id);
       throw invalidGrant('the authorization code is invalid, expired or already used');
     }
     return issueTokens(ctx, {

@@ -14,21 +14,17 @@ export const refreshTokenGrant: Grant = {
 
     // The request is checked completely (client, expiry, scope) before the token is consumed, so a
     // bad request never burns it and the client's corrected retry is not taken for reuse.
-    const found = await ctx.db
-      .selectFrom('refresh_tokens')
-      .selectAll()
-      .where('token_hash', '=', hash)
-      .executeTakeFirst();
+    const found = await ctx.stores.tokens.findRefresh(hash);
     if (!found || found.revoked_at)
       throw invalidGrant('the refresh token is invalid, expired, revoked or already used');
     if (found.client_id !== client.clientId) {
       // Another client holds this client's live token: treat the family as compromised.
-      if (!found.consumed_at) await revokeFamily(ctx.db, ctx.clock, found.family_id);
+      if (!found.consumed_at) await revokeFamily(ctx, found.family_id);
       throw invalidGrant('the refresh token was issued to another client');
     }
     // A consumed token presented again: someone holds a copy. Revoke the family (RFC 9700 §4.14.2).
     const reuse = async () => {
-      await revokeFamily(ctx.db, ctx.clock, found.family_id);
+      await revokeFamily(ctx, found.family_id);
       return invalidGrant('the refresh token is invalid, expired, revoked or already used');
     };
     if (found.consumed_at) throw await reuse();
@@ -42,14 +38,7 @@ export const refreshTokenGrant: Grant = {
     }
 
     // Consumed atomically: of two concurrent refreshes one wins, the other counts as reuse.
-    const row = await ctx.db
-      .updateTable('refresh_tokens')
-      .set({ consumed_at: now })
-      .where('id', '=', found.id)
-      .where('consumed_at', 'is', null)
-      .where('revoked_at', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
+    const row = await ctx.stores.tokens.consumeRefresh(found.id, now);
     if (!row) throw await reuse();
     return issueTokens(ctx, {
       client,

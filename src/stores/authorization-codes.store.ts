@@ -1,0 +1,30 @@
+import type { Db } from '../db/schema.js';
+import type { CodeStore } from '../oidc/stores.js';
+
+/** `authorization_codes`: owned here. */
+export function codeStore(db: Db): CodeStore {
+  return {
+    async insert(row) {
+      await db.insertInto('authorization_codes').values(row).execute();
+    },
+    async find(codeHash) {
+      const row = await db
+        .selectFrom('authorization_codes')
+        .selectAll()
+        .where('code_hash', '=', codeHash)
+        .executeTakeFirst();
+      return row ?? null;
+    },
+    async consume(codeHash, now) {
+      const row = await db
+        .updateTable('authorization_codes')
+        .set({ consumed_at: now })
+        .where('code_hash', '=', codeHash)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returningAll()
+        .executeTakeFirst();
+      return row ?? null;
+    },
+  };
+}
