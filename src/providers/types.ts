@@ -1,14 +1,7 @@
-/** Upstream sign-in provider types (the connection types of the interface). */
-export const PROVIDER_TYPES = [
-  'google',
-  'apple',
-  'microsoft',
-  'discord',
-  'facebook',
-  'x',
-  'telegram',
-  'matrica',
-] as const;
+import { PROVIDER_TYPES } from '../config/index.js';
+
+/** Declared with the configuration, which reads a `PROVIDER_<TYPE>_…` variable for each. */
+export { PROVIDER_TYPES };
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
 /** Wallet sign-in: always offered, placed by `providerOrder` (first by default). */
