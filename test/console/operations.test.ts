@@ -296,6 +296,63 @@ describe('the console: token gates, webhooks, audit log', () => {
     await page.getByText(/^26–/).waitFor();
   });
 
+  it('a Member sees gates, webhooks and the audit log, with every change disabled and why', async () => {
+    const other = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const wallet = await injectWallet(other);
+    const p = await other.newPage();
+    watchPage(p, problems);
+    await p.goto(`${base}/console/`);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.waitForURL(/\/signin\//);
+    await p.getByRole('button', { name: 'Continue with Phantom' }).click();
+    await p.getByRole('heading', { name: 'Your organizations' }).waitFor();
+    const { user_id } = await t.ctx.db
+      .selectFrom('user_public_keys')
+      .select('user_id')
+      .where('address', '=', wallet.address)
+      .executeTakeFirstOrThrow();
+    const org = await t.ctx.db
+      .selectFrom('orgs')
+      .select('id')
+      .where('slug', '=', orgSlug)
+      .executeTakeFirstOrThrow();
+    const role = await t.ctx.db
+      .selectFrom('roles')
+      .select('id')
+      .where('org_id', '=', org.id)
+      .where('built_in', '=', 'member')
+      .executeTakeFirstOrThrow();
+    const now = t.clock.now();
+    await t.ctx.db
+      .insertInto('org_members')
+      .values({ org_id: org.id, user_id, joined_at: now, disabled_at: null })
+      .execute();
+    await t.ctx.db
+      .insertInto('member_roles')
+      .values({ org_id: org.id, user_id, role_id: role.id, assigned_at: now })
+      .execute();
+
+    const reason = async (name: string) => {
+      const button = p.getByRole('button', { name, exact: true });
+      assert.ok(await button.isDisabled(), `${name} is disabled`);
+      const id = await button.getAttribute('aria-describedby');
+      return p.locator(`[id="${id}"]`).textContent();
+    };
+    await p.goto(`${base}${orgUrl}/token-gates`);
+    await p.getByRole('link', { name: 'Holders' }).click();
+    await p.getByRole('heading', { name: 'Holders', level: 1 }).waitFor();
+    assert.equal(await reason('Delete gate'), 'Needs the permission org.tokenGates.edit.');
+    assert.ok(await p.getByRole('button', { name: 'Check', exact: true }).isVisible(), 'anyone may check');
+    await checkScreen(p, 'member-gate');
+    await p.goto(`${base}${orgUrl}/webhooks`);
+    assert.equal(await reason('Add webhook'), 'Needs the permission org.webhooks.edit.');
+    await p.getByRole('link', { name: receiver.url('/hook') }).click();
+    assert.equal(await reason('Send test event'), 'Needs the permission org.webhooks.edit.');
+    await p.goto(`${base}${orgUrl}/audit-log?action=webhook.tested`);
+    await p.getByText('1–2 of 2').waitFor();
+    await other.close();
+  });
+
   it('no CSP violation or page error happened on any screen', () => {
     assert.deepEqual(problems, []);
   });
