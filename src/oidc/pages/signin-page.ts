@@ -153,6 +153,8 @@ export function renderSigninPage(
     who?: SignedInAs | null;
     /** The brand with its support address (the view carries no support email). */
     brand?: PageBrand | null;
+    /** The console's brand preview: framed by our own origin. */
+    preview?: boolean;
   },
 ): FastifyReply {
   const locale = opts.locale ?? 'en';
@@ -191,5 +193,6 @@ ${consent ? consentView(view, opts.who ?? null, t) : ''}
     brand,
     locale,
     scripts: ['signin'],
+    framedBySelf: opts.preview === true,
   });
 }

@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { ADMIN_PERMISSIONS } from '../../http/permissions.js';
-import { systemPermissions } from '../orgs/org.guards.js';
+import { systemPermissions } from './org.guards.js';
 import { routeDoc } from '../../http/route-doc.js';
 import { authErrors } from '../../http/schemas.js';
-import { credentialAllowsSystem } from '../orgs/org-scope.js';
-import { requireKeyScope } from './users.guards.js';
+import { credentialAllowsSystem } from './org-scope.js';
+import { requireKeyScope } from '../users/users.guards.js';
 
 export const MySystemPermissions = Type.Object({
   permissions: Type.Array(
