@@ -1,4 +1,5 @@
 import type { Executor } from '../db/schema.js';
+import { brandIdByCallbackId } from '../modules/brands/brands.queries.js';
 import type { ProviderStateStore } from '../oidc/signin/stores.js';
 
 /** Deletes states past their expiry (sign-in states go with their interactions; link states here). */
@@ -7,30 +8,52 @@ export async function deleteExpiredProviderStates(db: Executor, now: Date): Prom
   return Number(res.numDeletedRows ?? 0);
 }
 
+/** The live, unredeemed state a return names, for the live brand whose callback id is in the path. */
+async function findLive(
+  db: Executor,
+  input: Parameters<ProviderStateStore['findLive']>[0],
+): ReturnType<ProviderStateStore['findLive']> {
+  const brandId = await brandIdByCallbackId(db, input.oauthCallbackId, { live: true });
+  if (!brandId) return null;
+  const row = await db
+    .selectFrom('provider_states')
+    .selectAll()
+    .where('state_hash', '=', input.stateHash)
+    .where('provider', '=', input.provider)
+    .where('consumed_at', 'is', null)
+    .where('expires_at', '>', input.now)
+    .where('brand_id', '=', brandId)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+/** A live Telegram link state by its binding's hash, for the brand with this callback id. */
+async function findTelegramLink(
+  db: Executor,
+  input: Parameters<ProviderStateStore['findTelegramLink']>[0],
+): ReturnType<ProviderStateStore['findTelegramLink']> {
+  const brandId = await brandIdByCallbackId(db, input.oauthCallbackId, { live: false });
+  if (!brandId) return null;
+  const row = await db
+    .selectFrom('provider_states')
+    .select(['id', 'brand_id', 'binding_hash'])
+    .where('state_hash', '=', input.bindingHash)
+    .where('provider', '=', 'telegram')
+    .where('purpose', '=', 'link')
+    .where('consumed_at', 'is', null)
+    .where('expires_at', '>', input.now)
+    .where('brand_id', '=', brandId)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
 /** The `provider_states` table: one row per trip to an upstream provider (sign-in or link). */
 export function providerStateStore(db: Executor): ProviderStateStore {
   return {
     async insert(row) {
       await db.insertInto('provider_states').values(row).execute();
     },
-    async findLive(input) {
-      const row = await db
-        .selectFrom('provider_states')
-        .selectAll()
-        .where('state_hash', '=', input.stateHash)
-        .where('provider', '=', input.provider)
-        .where('consumed_at', 'is', null)
-        .where('expires_at', '>', input.now)
-        .where('brand_id', 'in', (eb) =>
-          eb
-            .selectFrom('brands')
-            .select('id')
-            .where('oauth_callback_id', '=', input.oauthCallbackId)
-            .where('deleted_at', 'is', null),
-        )
-        .executeTakeFirst();
-      return row ?? null;
-    },
+    findLive: (input) => findLive(db, input),
     async consume(input) {
       const row = await db
         .updateTable('provider_states')
@@ -74,20 +97,7 @@ export function providerStateStore(db: Executor): ProviderStateStore {
         .executeTakeFirst();
       return !!row;
     },
-    async findTelegramLink(input) {
-      const row = await db
-        .selectFrom('provider_states')
-        .innerJoin('brands', 'brands.id', 'provider_states.brand_id')
-        .select(['provider_states.id', 'provider_states.brand_id', 'provider_states.binding_hash'])
-        .where('provider_states.state_hash', '=', input.bindingHash)
-        .where('provider_states.provider', '=', 'telegram')
-        .where('provider_states.purpose', '=', 'link')
-        .where('provider_states.consumed_at', 'is', null)
-        .where('provider_states.expires_at', '>', input.now)
-        .where('brands.oauth_callback_id', '=', input.oauthCallbackId)
-        .executeTakeFirst();
-      return row ?? null;
-    },
+    findTelegramLink: (input) => findTelegramLink(db, input),
     deleteExpired: (now) => deleteExpiredProviderStates(db, now),
   };
 }

@@ -1,4 +1,6 @@
 import type { Executor } from '../db/schema.js';
+import { brandCallbackId, brandPageFields, brandPresentation } from '../modules/brands/brands.queries.js';
+import { scopeDescriptions } from '../modules/scopes/scopes.queries.js';
 import type { SigninBrandStore } from '../oidc/signin/stores.js';
 
 /** Turns file ids into their public URLs (the files module owns the table; given in wiring). */
@@ -9,34 +11,17 @@ async function logoUrl(db: Executor, fileUrls: FileUrls, fileId: string | null):
   return (await fileUrls(db, [fileId])).get(fileId) ?? null;
 }
 
-/** Brands as the sign-in pages and the interaction view show them (read only; live brands). */
+/** Brands as the sign-in pages and the interaction view show them, on the brands module's queries. */
 export function signinBrandStore(db: Executor, fileUrls: FileUrls): SigninBrandStore {
-  const live = () => db.selectFrom('brands').where('deleted_at', 'is', null);
   return {
     async presentation(brandId) {
-      const row = await live()
-        .select([
-          'id',
-          'org_id as orgId',
-          'slug',
-          'name',
-          'logo_file_id as logoFileId',
-          'primary_color as primaryColor',
-          'privacy_policy_url as privacyPolicyUrl',
-          'terms_url as termsUrl',
-          'provider_order as providerOrder',
-        ])
-        .where('id', '=', brandId)
-        .executeTakeFirst();
+      const row = await brandPresentation(db, brandId);
       if (!row) return null;
       const { logoFileId, ...brand } = row;
       return { ...brand, logoUrl: await logoUrl(db, fileUrls, logoFileId) };
     },
     async page(brandId) {
-      const row = await live()
-        .select(['name', 'logo_file_id', 'primary_color', 'support_email', 'privacy_policy_url', 'terms_url'])
-        .where('id', '=', brandId)
-        .executeTakeFirst();
+      const row = await brandPageFields(db, brandId);
       if (!row) return null;
       return {
         name: row.name,
@@ -47,20 +32,7 @@ export function signinBrandStore(db: Executor, fileUrls: FileUrls): SigninBrandS
         termsUrl: row.terms_url,
       };
     },
-    async callbackId(brandId) {
-      const row = await live()
-        .select(['id', 'oauth_callback_id as oauthCallbackId'])
-        .where('id', '=', brandId)
-        .executeTakeFirst();
-      return row ?? null;
-    },
-    async scopeDescriptions(brandId) {
-      const rows = await db
-        .selectFrom('brand_scopes')
-        .select(['name', 'description'])
-        .where('brand_id', '=', brandId)
-        .execute();
-      return new Map(rows.map((x) => [x.name, x.description]));
-    },
+    callbackId: (brandId) => brandCallbackId(db, brandId),
+    scopeDescriptions: (brandId) => scopeDescriptions(db, brandId),
   };
 }

@@ -184,12 +184,38 @@ describe('the console: account, operator views, org lifecycle', () => {
     await accountTab('Wallets and sign-in');
     await page.getByRole('heading', { name: 'Wallets and sign-in' }).waitFor();
     await page.getByRole('rowheader', { name: new RegExp(short(phantom.address)) }).waitFor();
+    // The second wallet belongs to another account: linking it is a 409 explained in place, and
+    // moving it (`force`) is one more click.
+    const previous = await createUser(t);
+    const challenge = await t.app.inject({
+      method: 'POST',
+      url: '/users/me/wallet-challenge',
+      headers: previous.auth,
+      payload: { address: standard.address },
+    });
+    const linked = await t.app.inject({
+      method: 'POST',
+      url: '/users/me/public-keys',
+      headers: previous.auth,
+      payload: { blockchain: 'solana', ...standard.prove(challenge.json().message) },
+    });
+    assert.equal(linked.statusCode, 201, linked.body);
     await page.getByLabel('Label (optional)').fill('Cold storage');
     await page.getByRole('button', { name: 'Link with Test Standard Wallet' }).click();
+    const inUse = page.getByRole('alert').filter({ hasText: 'This wallet is linked to another account.' });
+    await inUse.waitFor();
+    await checkScreen(page, 'account-wallet-in-use');
+    await inUse.getByRole('button', { name: 'Move the wallet to this account' }).click();
     await page
       .getByRole('status')
       .filter({ hasText: `Linked ${short(standard.address)}` })
       .waitFor();
+    const left = await t.ctx.db
+      .selectFrom('user_public_keys')
+      .select('id')
+      .where('user_id', '=', previous.id)
+      .execute();
+    assert.deepEqual(left, [], 'the wallet moved from the other account');
     assert.equal(
       await page.getByLabel(`Label of ${short(standard.address)}`, { exact: true }).inputValue(),
       'Cold storage',
