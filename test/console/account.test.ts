@@ -264,6 +264,24 @@ describe('the console: account, operator views, org lifecycle', () => {
     assert.ok(await page.getByRole('img', { name: 'Current icon' }).isVisible());
   });
 
+  it("uploads a brand's logo with progress; the preview shows it on the real sign-in page", async () => {
+    await page.goto(`${base}/console/orgs/acme-labs/brands/new`);
+    await page.getByLabel('Name').fill('Acme Labs Store');
+    await page.getByLabel('Slug').fill('acme-labs-store');
+    await page.getByLabel(/^Logo/).setInputFiles(LOGO);
+    await page.getByRole('status').filter({ hasText: 'Uploaded logo.png' }).waitFor();
+    const preview = page.frameLocator('iframe[title="Preview of the sign-in page of Acme Labs Store"]');
+    await preview.getByRole('img', { name: /Acme Labs Store/ }).waitFor();
+    await page.getByRole('button', { name: 'Create brand' }).click();
+    await page.getByRole('heading', { name: 'Acme Labs Store', level: 1 }).waitFor();
+    const brand = await t.ctx.db
+      .selectFrom('brands')
+      .select('logo_file_id')
+      .where('slug', '=', 'acme-labs-store')
+      .executeTakeFirstOrThrow();
+    assert.ok(brand.logo_file_id);
+  });
+
   it("edits a custom role's permissions", async () => {
     await page.getByRole('navigation', { name: 'Organization' }).getByRole('link', { name: 'Roles' }).click();
     await page.getByRole('heading', { name: 'Roles' }).waitFor();
