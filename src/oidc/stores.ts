@@ -50,7 +50,7 @@ export interface ActiveRefreshToken {
   expiresAt: Date;
 }
 
-/** Refresh tokens (by SHA-256 of the token) and the jti records of issued access tokens. */
+/** Refresh tokens, by SHA-256 of the token. */
 export interface TokenStore {
   findRefresh(tokenHash: string): Promise<RefreshTokenRow | null>;
   /** Atomically: the row when it was neither consumed nor revoked, else null. */
@@ -58,10 +58,15 @@ export interface TokenStore {
   /** Unconsumed, unrevoked, unexpired, of a user not deleted; else null. */
   findActiveRefresh(tokenHash: string, now: Date): Promise<ActiveRefreshToken | null>;
   insertRefresh(tx: Tx, row: RefreshTokenRow): Promise<void>;
-  insertAccess(
-    tx: Tx,
-    row: { jti: string; familyId: string; clientId: string; userId: string; expiresAt: Date },
-  ): Promise<void>;
+}
+
+/** The jti record of an issued user access token (revoking its family revokes it). */
+export interface AccessTokenRecord {
+  jti: string;
+  familyId: string;
+  clientId: string;
+  userId: string;
+  expiresAt: Date;
 }
 
 /** Which token families to revoke: every filter given must match. */
@@ -71,8 +76,9 @@ export interface FamilyFilter {
   clientId?: string;
 }
 
-/** Revocation state: revoked families, revoked access-token jtis, and the sweep of expired rows. */
+/** Revocation state: issued and revoked access-token jtis, revoked families, the sweep of expired rows. */
 export interface RevocationStore {
+  recordAccessToken(tx: Tx, row: AccessTokenRecord): Promise<void>;
   /** Revokes the families' refresh tokens and records their unexpired access tokens' jtis. */
   revokeFamilies(tx: Tx | undefined, filter: FamilyFilter, now: Date): Promise<void>;
   /** Marks the user's unredeemed codes as used. */
@@ -106,6 +112,8 @@ export interface DeviceStore {
 
 /** The user's consent grants to apps (one row per user and app). */
 export interface ConsentStore {
+  /** The user's grants, newest change first. */
+  listOfUser(userId: string): Promise<ConsentGrantRow[]>;
   /** By the app's id or its client id. */
   find(tx: Tx | undefined, userId: string, appIdOrClientId: string): Promise<ConsentGrantRow | null>;
   /** Inserts the row unless the user already has one for the app; its id, or null when it existed. */

@@ -9,7 +9,7 @@ import { deviceAuthorize } from './device-authorize.js';
 import { introspectToken } from './introspect.js';
 import { revocationCheck, sweepExpiredTokens } from './revocation.js';
 import { revokeToken } from './revoke.js';
-import { tokenEndpoint } from './token/index.js';
+import { tokenEndpoint } from './token-endpoint.js';
 import { userinfo } from './userinfo.js';
 import { routeDoc } from '../http/route-doc.js';
 

@@ -198,9 +198,9 @@ function recordUserGrant(
 ): Promise<void> {
   const { client, scopes } = input;
   const now = ctx.clock.now();
-  const { tokens, events } = ctx.stores;
+  const { tokens, revocations, events } = ctx.stores;
   return ctx.stores.transaction(async (tx) => {
-    await tokens.insertAccess(tx, {
+    await revocations.recordAccessToken(tx, {
       jti,
       familyId: user.familyId,
       clientId: client.clientId,

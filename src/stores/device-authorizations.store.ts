@@ -1,7 +1,12 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/schema.js';
+import type { Db, Executor } from '../db/schema.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { DeviceStore } from '../oidc/stores.js';
+
+/** Deletes expired device authorizations. */
+export async function sweepDevices(db: Executor, now: Date): Promise<void> {
+  await db.deleteFrom('device_authorizations').where('expires_at', '<', now).execute();
+}
 
 /** `device_authorizations` (RFC 8628): owned here. */
 export function deviceStore(db: Db): DeviceStore {

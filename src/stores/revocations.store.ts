@@ -2,30 +2,23 @@ import { sql } from 'kysely';
 import type { Db, Executor } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { FamilyFilter, RevocationStore } from '../oidc/stores.js';
+import { burnCodesOfUser, sweepCodes } from './authorization-codes.store.js';
+import { sweepDevices } from './device-authorizations.store.js';
+import { revokeRefreshTokens, sweepRefreshTokens } from './tokens.store.js';
 
 /**
  * Revokes token families: their refresh tokens stop refreshing and the jtis of their unexpired
  * access tokens go to `revoked_tokens`, which the issuer checks on every access-token use.
  */
 async function revokeFamilies(db: Executor, filter: FamilyFilter, now: Date): Promise<void> {
-  let refresh = db.updateTable('refresh_tokens').set({ revoked_at: now }).where('revoked_at', 'is', null);
   let access = db
     .selectFrom('access_tokens')
     .select(['jti', 'expires_at', sql<Date>`${now}::timestamptz`.as('revoked_at')])
     .where('expires_at', '>', now);
-  if (filter.familyId) {
-    refresh = refresh.where('family_id', '=', filter.familyId);
-    access = access.where('family_id', '=', filter.familyId);
-  }
-  if (filter.userId) {
-    refresh = refresh.where('user_id', '=', filter.userId);
-    access = access.where('user_id', '=', filter.userId);
-  }
-  if (filter.clientId) {
-    refresh = refresh.where('client_id', '=', filter.clientId);
-    access = access.where('client_id', '=', filter.clientId);
-  }
-  await refresh.execute();
+  if (filter.familyId) access = access.where('family_id', '=', filter.familyId);
+  if (filter.userId) access = access.where('user_id', '=', filter.userId);
+  if (filter.clientId) access = access.where('client_id', '=', filter.clientId);
+  await revokeRefreshTokens(db, filter, now);
   await db
     .insertInto('revoked_tokens')
     .columns(['jti', 'expires_at', 'revoked_at'])
@@ -34,36 +27,36 @@ async function revokeFamilies(db: Executor, filter: FamilyFilter, now: Date): Pr
     .execute();
 }
 
-async function burnCodesOfUser(db: Executor, userId: string, now: Date): Promise<void> {
-  await db
-    .updateTable('authorization_codes')
-    .set({ consumed_at: now })
-    .where('user_id', '=', userId)
-    .where('consumed_at', 'is', null)
-    .execute();
-}
-
 async function sweep(db: Executor, now: Date): Promise<void> {
   const dayAgo = new Date(now.getTime() - 24 * 3600 * 1000);
   // Used codes stay a day so a late second redemption still revokes what the first one issued.
-  await db.deleteFrom('authorization_codes').where('expires_at', '<', dayAgo).execute();
-  await db.deleteFrom('device_authorizations').where('expires_at', '<', now).execute();
+  await sweepCodes(db, dayAgo);
+  await sweepDevices(db, now);
   await db.deleteFrom('revoked_tokens').where('expires_at', '<', now).execute();
   await db.deleteFrom('access_tokens').where('expires_at', '<', now).execute();
-  await db
-    .deleteFrom('refresh_tokens')
-    .where((eb) => eb.or([eb('expires_at', '<', now), eb('revoked_at', 'is not', null)]))
-    .where('created_at', '<', dayAgo)
-    .execute();
+  await sweepRefreshTokens(db, now, dayAgo);
 }
 
 /**
- * `revoked_tokens`, and revocation across the token tables (refresh and access tokens, codes);
+ * `access_tokens` (jti records of issued user tokens) and `revoked_tokens`; revocation across the
+ * token tables calls their owners (refresh tokens, codes, device authorizations);
  * `tokenState` reads `users.deleted_at` in the same statement so the check on every access-token use
  * is one round trip.
  */
 export function revocationStore(db: Db): RevocationStore {
   return {
+    async recordAccessToken(tx, row) {
+      await tx
+        .insertInto('access_tokens')
+        .values({
+          jti: row.jti,
+          family_id: row.familyId,
+          client_id: row.clientId,
+          user_id: row.userId,
+          expires_at: row.expiresAt,
+        })
+        .execute();
+    },
     revokeFamilies: (tx, filter, now) => revokeFamilies(tx ?? db, filter, now),
     burnCodesOfUser: (tx, userId, now) => burnCodesOfUser(tx, userId, now),
     async revokeAccessToken(tx, jti, expiresAt, now) {

@@ -1,7 +1,25 @@
-import type { Db } from '../db/schema.js';
-import type { TokenStore } from '../oidc/stores.js';
+import type { Db, Executor } from '../db/schema.js';
+import type { FamilyFilter, TokenStore } from '../oidc/stores.js';
 
-/** `refresh_tokens` and `access_tokens` (jti records of issued access tokens): owned here. */
+/** Revokes the refresh tokens of the families `filter` names. */
+export async function revokeRefreshTokens(db: Executor, filter: FamilyFilter, now: Date): Promise<void> {
+  let q = db.updateTable('refresh_tokens').set({ revoked_at: now }).where('revoked_at', 'is', null);
+  if (filter.familyId) q = q.where('family_id', '=', filter.familyId);
+  if (filter.userId) q = q.where('user_id', '=', filter.userId);
+  if (filter.clientId) q = q.where('client_id', '=', filter.clientId);
+  await q.execute();
+}
+
+/** Deletes refresh tokens expired or revoked, created before `before`. */
+export async function sweepRefreshTokens(db: Executor, now: Date, before: Date): Promise<void> {
+  await db
+    .deleteFrom('refresh_tokens')
+    .where((eb) => eb.or([eb('expires_at', '<', now), eb('revoked_at', 'is not', null)]))
+    .where('created_at', '<', before)
+    .execute();
+}
+
+/** `refresh_tokens`: owned here. */
 export function tokenStore(db: Db): TokenStore {
   return {
     async findRefresh(tokenHash) {
@@ -44,18 +62,6 @@ export function tokenStore(db: Db): TokenStore {
     },
     async insertRefresh(tx, row) {
       await tx.insertInto('refresh_tokens').values(row).execute();
-    },
-    async insertAccess(tx, row) {
-      await tx
-        .insertInto('access_tokens')
-        .values({
-          jti: row.jti,
-          family_id: row.familyId,
-          client_id: row.clientId,
-          user_id: row.userId,
-          expires_at: row.expiresAt,
-        })
-        .execute();
     },
   };
 }

@@ -1,7 +1,7 @@
-import { OAuthError } from '../../http/errors.js';
-import { sha256 } from '../../lib/hash.js';
-import { revokeFamily } from '../revocation.js';
-import { issueTokens } from '../tokens.js';
+import { OAuthError } from '../http/errors.js';
+import { sha256 } from '../lib/hash.js';
+import { revokeFamily } from './revocation.js';
+import { issueTokens } from './tokens.js';
 import { type Grant, invalidGrant, parseScope, required } from './grant.js';
 
 export const refreshTokenGrant: Grant = {

@@ -1,6 +1,6 @@
-import { OAuthError } from '../../http/errors.js';
-import { pollDevice } from '../device-store.js';
-import { issueTokens } from '../tokens.js';
+import { OAuthError } from '../http/errors.js';
+import { pollDevice } from './device-store.js';
+import { issueTokens } from './tokens.js';
 import { type Grant, invalidGrant, required } from './grant.js';
 
 /**

@@ -1,7 +1,7 @@
-import { OAuthError } from '../../http/errors.js';
-import { safeEqual, sha256, sha256b64url } from '../../lib/hash.js';
-import { revokeFamily } from '../revocation.js';
-import { issueTokens } from '../tokens.js';
+import { OAuthError } from '../http/errors.js';
+import { safeEqual, sha256, sha256b64url } from '../lib/hash.js';
+import { revokeFamily } from './revocation.js';
+import { issueTokens } from './tokens.js';
 import { type Grant, invalidGrant, required } from './grant.js';
 
 /** RFC 7636 §4.1: 43–128 unreserved characters. */

@@ -1,13 +1,13 @@
 import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { OAuthError } from '../../http/errors.js';
-import { authenticateClient } from '../client-auth.js';
-import type { TokenResponse } from '../tokens.js';
-import { authorizationCodeGrant } from './authorization_code.js';
-import { clientCredentialsGrant } from './client_credentials.js';
-import { deviceCodeGrant } from './device_code.js';
+import type { AppContext } from '../context.js';
+import { OAuthError } from '../http/errors.js';
+import { authenticateClient } from './client-auth.js';
+import type { TokenResponse } from './tokens.js';
+import { authorizationCodeGrant } from './grant-authorization-code.js';
+import { clientCredentialsGrant } from './grant-client-credentials.js';
+import { deviceCodeGrant } from './grant-device-code.js';
 import type { Grant, TokenRequestBody } from './grant.js';
-import { refreshTokenGrant } from './refresh_token.js';
+import { refreshTokenGrant } from './grant-refresh-token.js';
 
 /** Every grant the token endpoint knows, by `grant_type`. */
 export const grants: ReadonlyMap<string, Grant> = new Map(

@@ -1,5 +1,5 @@
-import { OAuthError } from '../../http/errors.js';
-import { issueTokens } from '../tokens.js';
+import { OAuthError } from '../http/errors.js';
+import { issueTokens } from './tokens.js';
 import { type Grant, parseScope } from './grant.js';
 
 /** Scopes that only mean something for a user (an ID token, a refresh token). */

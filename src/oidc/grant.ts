@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { OAuthError } from '../../http/errors.js';
-import type { Client } from '../clients.js';
-import type { GrantType } from '../discovery.js';
-import type { TokenResponse } from '../tokens.js';
+import type { AppContext } from '../context.js';
+import { OAuthError } from '../http/errors.js';
+import type { Client } from './clients.js';
+import type { GrantType } from './discovery.js';
+import type { TokenResponse } from './tokens.js';
 
 /** The form fields of POST /oauth2/token (all strings; a repeated field is refused by the schema). */
 export interface TokenRequestBody {
