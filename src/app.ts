@@ -20,6 +20,7 @@ import { filesRoutes } from './modules/files/files.routes.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
 import { webhookInspectRoutes } from './modules/webhooks/webhooks.inspect.js';
+import { gatePoliciesRoutes } from './modules/token-gates/gate-policies.routes.js';
 import { mintInfoRoutes } from './modules/token-gates/mint-info.js';
 import { orgsRoutes } from './modules/orgs/orgs.routes.js';
 import { tokenGatesRoutes } from './modules/token-gates/token-gates.routes.js';
@@ -129,6 +130,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(brandsModule);
   await app.register(tokenGatesRoutes);
   await app.register(mintInfoRoutes);
+  await app.register(gatePoliciesRoutes);
   await app.register(usersRoutes);
   await app.register(brandPreviewRoutes);
   await app.register(consoleRoutes);

@@ -16,6 +16,8 @@ const CONSTRAINT_MESSAGES: ReadonlyMap<string, string> = new Map([
   // Deleting a role that a member holds fails on this foreign key: no check-then-delete.
   ['member_roles_role_id_fkey', 'the role is held by at least one member'],
   ['brand_scopes_brand_name_key', 'a scope with this name exists in this brand'],
+  // Deleting a gate that a gate policy's rule names fails on this foreign key (DESIGN §3).
+  ['gate_policy_gates_gate_fkey', 'the token gate is used by a gate policy'],
   ['webhooks_org_url_events_key', 'a webhook with this URL and these events already exists'],
 ]);
 

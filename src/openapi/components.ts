@@ -5,6 +5,7 @@ import * as brands from '../modules/brands/brands.schemas.js';
 import * as connections from '../modules/connections/connections.schemas.js';
 import * as orgs from '../modules/orgs/orgs.schemas.js';
 import * as scopes from '../modules/scopes/scopes.schemas.js';
+import * as gatePolicies from '../modules/token-gates/gate-policies.schemas.js';
 import * as tokenGates from '../modules/token-gates/token-gates.schemas.js';
 import * as users from '../modules/users/users.schemas.js';
 import * as webhooks from '../modules/webhooks/webhooks.schemas.js';
@@ -24,6 +25,7 @@ const MODULE_SCHEMAS: Record<string, unknown>[] = [
   orgs,
   scopes,
   tokenGates,
+  gatePolicies,
   users,
   webhooks,
 ];

@@ -1420,6 +1420,99 @@ export interface paths {
         patch: operations["updateScope"];
         trace?: never;
     };
+    "/identity/organizations/{orgSlug}/gate-policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an organization's gate policies
+         * @description - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** `org.tokenGates.view` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
+         *     - **Rate limit:** 60 per minute (`orgRead`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        get: operations["listGatePolicies"];
+        put?: never;
+        /**
+         * Create a gate policy
+         * @description `rule` is `{ gate }`, `{ all: [rule] }`, `{ any: [rule] }`, `{ atLeast: n, of: [rule] }` or `{ not: rule }`: at most 5 levels, 50 distinct gates of this organization, non-empty lists, 1 ≤ n ≤ list length.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** `org.tokenGates.edit` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
+         *     - **Rate limit:** 30 per minute (`tokenGateWrite`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        post: operations["createGatePolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identity/organizations/{orgSlug}/gate-policies/{policyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a gate policy
+         * @description - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** `org.tokenGates.view` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
+         *     - **Rate limit:** 60 per minute (`orgRead`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        get: operations["getGatePolicy"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a gate policy
+         * @description - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** `org.tokenGates.edit` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
+         *     - **Rate limit:** 30 per minute (`tokenGateWrite`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        delete: operations["deleteGatePolicy"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a gate policy
+         * @description - **Credentials:** a console access token or a user API key.
+         *     - **Permission:** `org.tokenGates.edit` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
+         *     - **Rate limit:** 30 per minute (`tokenGateWrite`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        patch: operations["updateGatePolicy"];
+        trace?: never;
+    };
+    "/identity/organizations/{orgSlug}/gate-policies/{policyId}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check whether a wallet passes a gate policy (public)
+         * @description Evaluates every distinct gate of the rule (the gate check: same cache, limits and errors) and the rule over them.
+         *
+         *     - **Rate limit:** 600 per minute (`gateCheck`).
+         *     - **Rate limit:** 60 per minute (`gateCheckRefresh`).
+         *     - **Errors:** 404, 422, 429, 502, 504 (see the responses).
+         */
+        get: operations["checkGatePolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/identity/organizations/{orgSlug}/invitations": {
         parameters: {
             query?: never;
@@ -1680,10 +1773,12 @@ export interface paths {
         post?: never;
         /**
          * Delete a token gate
-         * @description - **Credentials:** a console access token or a user API key.
+         * @description A gate that a gate policy names cannot be deleted: 409 `conflict`.
+         *
+         *     - **Credentials:** a console access token or a user API key.
          *     - **Permission:** `org.tokenGates.edit` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
          *     - **Rate limit:** 30 per minute (`tokenGateWrite`).
-         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         *     - **Errors:** 400, 401, 403, 404, 409, 429 (see the responses).
          */
         delete: operations["deleteTokenGate"];
         options?: never;
@@ -2907,6 +3002,129 @@ export interface components {
             items: components["schemas"]["TokenGate"][];
             total: number;
         };
+        GatePolicy: {
+            createdAt: string;
+            description?: string;
+            id: string;
+            name: string;
+            org: string;
+            rule: components["schemas"]["GateRule"];
+            updatedAt: string;
+        };
+        GatePolicyList: {
+            items: components["schemas"]["GatePolicy"][];
+            total: number;
+        };
+        GateRule: {
+            all?: components["schemas"]["GateRuleLevel4"][];
+            any?: components["schemas"]["GateRuleLevel4"][];
+            atLeast?: number;
+            gate?: string;
+            not?: {
+                all?: components["schemas"]["GateRuleLevel3"][];
+                any?: components["schemas"]["GateRuleLevel3"][];
+                atLeast?: number;
+                gate?: string;
+                not?: {
+                    all?: components["schemas"]["GateRuleLevel2"][];
+                    any?: components["schemas"]["GateRuleLevel2"][];
+                    atLeast?: number;
+                    gate?: string;
+                    not?: {
+                        all?: components["schemas"]["GateRuleLevel1"][];
+                        any?: components["schemas"]["GateRuleLevel1"][];
+                        atLeast?: number;
+                        gate?: string;
+                        not?: {
+                            all?: Record<string, never>[];
+                            any?: Record<string, never>[];
+                            atLeast?: number;
+                            gate?: string;
+                            not?: Record<string, never>;
+                            of?: Record<string, never>[];
+                        };
+                        of?: components["schemas"]["GateRuleLevel1"][];
+                    };
+                    of?: components["schemas"]["GateRuleLevel2"][];
+                };
+                of?: components["schemas"]["GateRuleLevel3"][];
+            };
+            of?: components["schemas"]["GateRuleLevel4"][];
+        };
+        GateRuleLevel1: {
+            all?: Record<string, never>[];
+            any?: Record<string, never>[];
+            atLeast?: number;
+            gate?: string;
+            not?: Record<string, never>;
+            of?: Record<string, never>[];
+        };
+        GateRuleLevel2: {
+            all?: components["schemas"]["GateRuleLevel1"][];
+            any?: components["schemas"]["GateRuleLevel1"][];
+            atLeast?: number;
+            gate?: string;
+            not?: {
+                all?: Record<string, never>[];
+                any?: Record<string, never>[];
+                atLeast?: number;
+                gate?: string;
+                not?: Record<string, never>;
+                of?: Record<string, never>[];
+            };
+            of?: components["schemas"]["GateRuleLevel1"][];
+        };
+        GateRuleLevel3: {
+            all?: components["schemas"]["GateRuleLevel2"][];
+            any?: components["schemas"]["GateRuleLevel2"][];
+            atLeast?: number;
+            gate?: string;
+            not?: {
+                all?: components["schemas"]["GateRuleLevel1"][];
+                any?: components["schemas"]["GateRuleLevel1"][];
+                atLeast?: number;
+                gate?: string;
+                not?: {
+                    all?: Record<string, never>[];
+                    any?: Record<string, never>[];
+                    atLeast?: number;
+                    gate?: string;
+                    not?: Record<string, never>;
+                    of?: Record<string, never>[];
+                };
+                of?: components["schemas"]["GateRuleLevel1"][];
+            };
+            of?: components["schemas"]["GateRuleLevel2"][];
+        };
+        GateRuleLevel4: {
+            all?: components["schemas"]["GateRuleLevel3"][];
+            any?: components["schemas"]["GateRuleLevel3"][];
+            atLeast?: number;
+            gate?: string;
+            not?: {
+                all?: components["schemas"]["GateRuleLevel2"][];
+                any?: components["schemas"]["GateRuleLevel2"][];
+                atLeast?: number;
+                gate?: string;
+                not?: {
+                    all?: components["schemas"]["GateRuleLevel1"][];
+                    any?: components["schemas"]["GateRuleLevel1"][];
+                    atLeast?: number;
+                    gate?: string;
+                    not?: {
+                        all?: Record<string, never>[];
+                        any?: Record<string, never>[];
+                        atLeast?: number;
+                        gate?: string;
+                        not?: Record<string, never>;
+                        of?: Record<string, never>[];
+                    };
+                    of?: components["schemas"]["GateRuleLevel1"][];
+                };
+                of?: components["schemas"]["GateRuleLevel2"][];
+            };
+            of?: components["schemas"]["GateRuleLevel3"][];
+        };
         MaybeUser: components["schemas"]["User"] | null;
         Member: {
             joinedAt: string;
@@ -2937,6 +3155,16 @@ export interface components {
             paymentProductId?: string | null;
             slug: string;
             updatedAt: string;
+        };
+        PolicyCheckResult: {
+            gates: components["schemas"]["PolicyGateResult"][];
+            hasAccess: boolean;
+        };
+        PolicyGateResult: {
+            balance: string | null;
+            gateId: string;
+            hasAccess: boolean;
+            reason: ("insufficientBalance" | "gateDisabled" | "walletNotFound") | null;
         };
         PublicKeyProvider: {
             address: string;
@@ -6171,6 +6399,4972 @@ export interface operations {
             500: components["responses"]["Error500"];
         };
     };
+    listGatePolicies: {
+        parameters: {
+            query: {
+                limit: number;
+                offset: number;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatePolicyList"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    createGatePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string;
+                    name: string;
+                    rule: {
+                        all?: {
+                            all?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            any?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            atLeast?: number;
+                            gate?: string;
+                            not?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            };
+                            of?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                        }[];
+                        any?: {
+                            all?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            any?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            atLeast?: number;
+                            gate?: string;
+                            not?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            };
+                            of?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                        }[];
+                        atLeast?: number;
+                        gate?: string;
+                        not?: {
+                            all?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            any?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            atLeast?: number;
+                            gate?: string;
+                            not?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            };
+                            of?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                        };
+                        of?: {
+                            all?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            any?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            atLeast?: number;
+                            gate?: string;
+                            not?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            };
+                            of?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                        }[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatePolicy"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    getGatePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatePolicy"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    deleteGatePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    updateGatePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string | null;
+                    name?: string;
+                    rule?: {
+                        all?: {
+                            all?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            any?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            atLeast?: number;
+                            gate?: string;
+                            not?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            };
+                            of?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                        }[];
+                        any?: {
+                            all?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            any?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            atLeast?: number;
+                            gate?: string;
+                            not?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            };
+                            of?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                        }[];
+                        atLeast?: number;
+                        gate?: string;
+                        not?: {
+                            all?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            any?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            atLeast?: number;
+                            gate?: string;
+                            not?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            };
+                            of?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                        };
+                        of?: {
+                            all?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            any?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                            atLeast?: number;
+                            gate?: string;
+                            not?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            };
+                            of?: {
+                                all?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                any?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                                atLeast?: number;
+                                gate?: string;
+                                not?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                };
+                                of?: {
+                                    all?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    any?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                    atLeast?: number;
+                                    gate?: string;
+                                    not?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    };
+                                    of?: {
+                                        all?: Record<string, never>[];
+                                        any?: Record<string, never>[];
+                                        atLeast?: number;
+                                        gate?: string;
+                                        not?: Record<string, never>;
+                                        of?: Record<string, never>[];
+                                    }[];
+                                }[];
+                            }[];
+                        }[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatePolicy"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    checkGatePolicy: {
+        parameters: {
+            query: {
+                refresh?: "true";
+                walletAddress: string;
+            };
+            header?: never;
+            path: {
+                orgSlug: string;
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyCheckResult"];
+                };
+            };
+            404: components["responses"]["Error404"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
+            504: components["responses"]["Error504"];
+        };
+    };
     listInvitations: {
         parameters: {
             query?: {
@@ -6668,6 +11862,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };

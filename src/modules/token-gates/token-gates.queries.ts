@@ -134,3 +134,19 @@ export async function findGateForCheck(
     minHoldings: row.min_holdings,
   };
 }
+
+/**
+ * Which of `gateIds` belong to the org, locked against deletion until the transaction ends (a policy
+ * naming them is being written).
+ */
+export async function lockOrgGates(trx: Trx, orgId: string, gateIds: string[]): Promise<string[]> {
+  if (gateIds.length === 0) return [];
+  const rows = await trx
+    .selectFrom('token_gates')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('id', 'in', gateIds)
+    .forShare()
+    .execute();
+  return rows.map((r) => r.id);
+}

@@ -107,9 +107,11 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     `${PREFIX}/:gateId`,
     {
       schema: {
-        ...doc('deleteTokenGate', 'Delete a token gate'),
+        ...doc('deleteTokenGate', 'Delete a token gate', {
+          description: 'A gate that a gate policy names cannot be deleted: 409 `conflict`.',
+        }),
         params: GateParams,
-        response: { 204: Type.Null(), ...authErrors },
+        response: { 204: Type.Null(), ...authErrors, ...errorResponses(409) },
       },
       preHandler: edit,
     },

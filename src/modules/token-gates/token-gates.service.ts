@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/schema.js';
 import { diff, recordMutation } from '../../events/outbox.js';
+import { mapDbError } from '../../http/db-conflicts.js';
 import { notFound, validationFailed } from '../../http/errors.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
@@ -180,7 +181,7 @@ export async function removeGate(
   gateId: string,
 ): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
-    const deleted = await deleteGate(trx, org.id, gateId);
+    const deleted = await deleteGate(trx, org.id, gateId).catch(mapDbError);
     if (!deleted) throw notFound('token gate');
     await recordMutation(trx, ctx.clock, {
       orgId: org.id,

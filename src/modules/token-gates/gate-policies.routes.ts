@@ -1,0 +1,183 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { authenticate, principalOf } from '../../http/auth.js';
+import { fieldErrors } from '../../http/error-handler.js';
+import { validationFailed } from '../../http/errors.js';
+import { routeDoc } from '../../http/route-doc.js';
+import { authErrors, errorResponses } from '../../http/schemas.js';
+import { isSolanaAddress } from '../../lib/solana.js';
+import { orgGuards } from '../orgs/org.guards.js';
+import { checkPolicy } from './gate-policies.check.js';
+import {
+  CreatePolicyBody,
+  GatePolicyListSchema,
+  GatePolicySchema,
+  PolicyCheckQuery,
+  PolicyCheckResultSchema,
+  PolicyListParams,
+  PolicyListQuery,
+  PolicyParams,
+  UpdatePolicyBody,
+} from './gate-policies.schemas.js';
+import {
+  createPolicy,
+  getPolicy,
+  listOrgPolicies,
+  patchPolicy,
+  removePolicy,
+} from './gate-policies.service.js';
+import { gateCheckerOf } from './token-gates.check.js';
+
+const PREFIX = '/identity/organizations/:orgSlug/gate-policies';
+const doc = routeDoc('Token gates');
+
+/**
+ * The query of a public check, or the 422 `validation_failed` the gate check answers for it (its
+ * schema errors are attached, not thrown, so that every problem with the query is a 422).
+ */
+export function checkedWallet(req: FastifyRequest): string {
+  if (req.validationError) {
+    const issues = (req.validationError as { validation?: unknown }).validation;
+    throw validationFailed(
+      fieldErrors((issues ?? []) as Parameters<typeof fieldErrors>[0], 'querystring'),
+      422,
+    );
+  }
+  const wallet = (req.query as { walletAddress: string }).walletAddress;
+  if (!isSolanaAddress(wallet))
+    throw validationFailed(
+      [
+        {
+          field: 'walletAddress',
+          code: 'invalid_format',
+          message: 'must be a base58 Solana address (32 bytes)',
+        },
+      ],
+      422,
+    );
+  return wallet;
+}
+
+/** Gate policies (DESIGN §3): CRUD under the org (org.tokenGates.*) and the public policy check. */
+export const gatePoliciesRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const ctx = app.ctx;
+  const requirePermission = orgGuards(ctx);
+  const byOrg = (req: FastifyRequest) => req.org?.id;
+  const view = [
+    authenticate(ctx),
+    requirePermission('org.tokenGates.view'),
+    ctx.rateLimits.guard('orgRead', byOrg),
+  ];
+  const edit = [
+    authenticate(ctx),
+    requirePermission('org.tokenGates.edit'),
+    ctx.rateLimits.guard('tokenGateWrite', byOrg),
+  ];
+
+  app.post(
+    PREFIX,
+    {
+      schema: {
+        ...doc('createGatePolicy', 'Create a gate policy', {
+          description:
+            '`rule` is `{ gate }`, `{ all: [rule] }`, `{ any: [rule] }`, `{ atLeast: n, of: [rule] }` or `{ not: rule }`: ' +
+            'at most 5 levels, 50 distinct gates of this organization, non-empty lists, 1 ≤ n ≤ list length.',
+        }),
+        params: PolicyListParams,
+        body: CreatePolicyBody,
+        response: { 201: GatePolicySchema, ...authErrors },
+      },
+      preHandler: edit,
+    },
+    async (req, reply) =>
+      reply.code(201).send(await createPolicy(ctx, req.org, principalOf(req).userId, req.body)),
+  );
+
+  app.get(
+    PREFIX,
+    {
+      schema: {
+        ...doc('listGatePolicies', "List an organization's gate policies"),
+        params: PolicyListParams,
+        querystring: PolicyListQuery,
+        response: { 200: GatePolicyListSchema, ...authErrors },
+      },
+      preHandler: view,
+    },
+    async (req) => listOrgPolicies(ctx, req.org, req.query),
+  );
+
+  app.get(
+    `${PREFIX}/:policyId`,
+    {
+      schema: {
+        ...doc('getGatePolicy', 'Get a gate policy'),
+        params: PolicyParams,
+        response: { 200: GatePolicySchema, ...authErrors },
+      },
+      preHandler: view,
+    },
+    async (req) => getPolicy(ctx, req.org, req.params.policyId),
+  );
+
+  app.patch(
+    `${PREFIX}/:policyId`,
+    {
+      schema: {
+        ...doc('updateGatePolicy', 'Update a gate policy'),
+        params: PolicyParams,
+        body: UpdatePolicyBody,
+        response: { 200: GatePolicySchema, ...authErrors },
+      },
+      preHandler: edit,
+    },
+    async (req) => patchPolicy(ctx, req.org, principalOf(req).userId, req.params.policyId, req.body),
+  );
+
+  app.delete(
+    `${PREFIX}/:policyId`,
+    {
+      schema: {
+        ...doc('deleteGatePolicy', 'Delete a gate policy'),
+        params: PolicyParams,
+        response: { 204: Type.Null(), ...authErrors },
+      },
+      preHandler: edit,
+    },
+    async (req, reply) => {
+      await removePolicy(ctx, req.org, principalOf(req).userId, req.params.policyId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    `${PREFIX}/:policyId/check`,
+    {
+      schema: {
+        ...doc('checkGatePolicy', 'Check whether a wallet passes a gate policy (public)', {
+          description:
+            'Evaluates every distinct gate of the rule (the gate check: same cache, limits and errors) and the rule over them.',
+          rateLimits: ['gateCheck', 'gateCheckRefresh'],
+        }),
+        params: PolicyParams,
+        querystring: PolicyCheckQuery,
+        response: { 200: PolicyCheckResultSchema, ...errorResponses(404, 422, 429, 502, 504) },
+      },
+      attachValidation: true,
+    },
+    async (req, reply) => {
+      reply.header('access-control-allow-origin', '*');
+      const refresh = req.query.refresh === 'true';
+      await ctx.rateLimits.consume(
+        refresh ? 'gateCheckRefresh' : 'gateCheck',
+        ctx.rateLimits.source(req),
+        reply,
+      );
+      const wallet = checkedWallet(req);
+      const checker = gateCheckerOf(ctx);
+      if (!checker) throw new Error('the token gate routes are not registered');
+      return checkPolicy(ctx, checker, req.params.orgSlug, req.params.policyId, wallet, refresh);
+    },
+  );
+};
