@@ -67,17 +67,6 @@ export async function publicKeysOf(
   return out;
 }
 
-/**
- * Adds parts of a User that other modules own to a batch of presented users, in one query per batch.
- */
-export type UserDecorator = (db: Executor, users: UserView[]) => Promise<void>;
-const decorators: UserDecorator[] = [];
-
-/** Registers a decorator once (idempotent by reference). */
-export function addUserDecorator(decorator: UserDecorator): void {
-  if (!decorators.includes(decorator)) decorators.push(decorator);
-}
-
 /** Users as the interface shows them, in the order given; profile pictures resolved in one query. */
 export async function presentUsers(db: Executor, config: Config, rows: UserRow[]): Promise<UserView[]> {
   const files = await fileTrackers(
@@ -101,7 +90,6 @@ export async function presentUsers(db: Executor, config: Config, rows: UserRow[]
     u.userPublicKeys = keys.get(r.id) ?? [];
     return u;
   });
-  for (const d of decorators) await d(db, users);
   return users;
 }
 

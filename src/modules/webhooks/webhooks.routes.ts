@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
-import { addEventSink, setEventInterest } from '../../events/outbox.js';
 import { authenticate, principalOf } from '../../http/auth.js';
 import type { OrgPermission } from '../../http/permissions.js';
 import { orgGuards } from '../orgs/org.guards.js';
@@ -201,9 +200,6 @@ const doc = routeDoc('Webhooks');
  */
 export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
-  addEventSink(service.webhookOutboxSink);
-  setEventInterest(service.webhookInterest);
-  ctx.hooks.onClose.push(service.followWebhookChanges(ctx.invalidation));
   const worker = webhookWorker(ctx, app.log);
   ctx.metrics.sources.webhookQueue = () => webhookQueueStats(ctx.db, ctx.clock.now());
   app.addHook('onReady', async () => worker.start());

@@ -5,8 +5,8 @@ import { EVENT_TYPES, type EventType, subscribes } from '../../events/catalog.js
 import { type InvalidationBus, invalidateEverywhere } from '../../events/invalidation.js';
 import { type EventSink, recordMutation } from '../../events/outbox.js';
 import { type FieldError, notFound, validationFailed } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
 import { newId, uuid } from '../../lib/ids.js';
-import { onOrgDeleted } from '../orgs/orgs.service.js';
 import { newWebhookSecret } from './delivery.js';
 import * as q from './webhooks.queries.js';
 import type {
@@ -251,12 +251,11 @@ export async function rotateSecret(
   return { secret };
 }
 
-/** Org deletion: every webhook of the org stops receiving (registered with the orgs module). */
-export async function disableOrgWebhooks(trx: Trx, orgId: string, now: Date = new Date()): Promise<void> {
-  await q.disableAllWebhooks(trx, orgId, now);
+/** Org deletion: every webhook of the org stops receiving (wiring.ts registers it with the orgs module). */
+export async function disableOrgWebhooks(trx: Trx, orgId: string, clock: Clock): Promise<void> {
+  await q.disableAllWebhooks(trx, orgId, clock.now());
   await invalidateEverywhere(trx, 'webhooks', [orgId]);
 }
-onOrgDeleted((trx, orgId) => disableOrgWebhooks(trx, orgId));
 
 // ---------------------------------------------------------------- deliveries
 
