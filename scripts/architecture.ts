@@ -22,6 +22,8 @@ export const RULES = {
   'db-no-http': 'src/db imports nothing from src/http',
   'query-builder-owner':
     'only *.queries.ts, src/stores/** and src/db/** build SQL (selectFrom, insertInto, updateTable, deleteFrom, sql`…`)',
+  'table-owner':
+    'each table is queried (from, into, update, delete) in one file outside src/db: its owner; others call that file',
   'no-dynamic-import-expression': 'import() names its module with a string literal',
   'no-folder-cycle': 'no cycle of value imports between folders',
   'function-length':
@@ -189,6 +191,20 @@ function isRouteRegistration(n: ts.Node): n is ts.CallExpression {
 interface FileFacts {
   edges: Edge[];
   violations: Violation[];
+  /** Tables this file names as the target of a query-builder call, with the first line and count. */
+  tables: Map<string, { line: number; calls: number }>;
+}
+
+/** Query-builder calls that make a file the user of a table (joins only read, and do not count). */
+const TABLE_TARGET_METHODS = new Set(['selectFrom', 'insertInto', 'updateTable', 'deleteFrom', 'mergeInto']);
+
+/** `'apps'`, `'apps as a'`, `'apps' as never` → apps. */
+function tableName(arg: ts.Expression | undefined): string | undefined {
+  let a = arg;
+  while (a && (ts.isAsExpression(a) || ts.isParenthesizedExpression(a) || ts.isSatisfiesExpression(a))) {
+    a = a.expression;
+  }
+  return a && ts.isStringLiteralLike(a) ? a.text.trim().split(/\s+/)[0] : undefined;
 }
 
 function analyseFile(file: string, text: string, known: Set<string>): FileFacts {
@@ -199,6 +215,7 @@ function analyseFile(file: string, text: string, known: Set<string>): FileFacts 
   const sqlNames = new Set<string>();
   const routes = isRoutesFile(file);
   const registrationFunctions = new Set<ts.Node>();
+  const tables = new Map<string, { line: number; calls: number }>();
 
   const addEdge = (spec: string, line: number, typeOnly: boolean) => {
     const to = resolve(file, spec, known);
@@ -237,6 +254,19 @@ function analyseFile(file: string, text: string, known: Set<string>): FileFacts 
       ts.isStringLiteral(n.argument.literal)
     ) {
       addEdge(n.argument.literal.text, at(n), true);
+    }
+    if (
+      !under(file, 'db') &&
+      ts.isCallExpression(n) &&
+      ts.isPropertyAccessExpression(n.expression) &&
+      TABLE_TARGET_METHODS.has(n.expression.name.text)
+    ) {
+      const table = tableName(n.arguments[0]);
+      if (table) {
+        const seen = tables.get(table);
+        if (seen) seen.calls++;
+        else tables.set(table, { line: lineOf(sf, n.expression.name.getStart(sf)), calls: 1 });
+      }
     }
     if (!mayBuildSql(file)) {
       if (
@@ -281,7 +311,7 @@ function analyseFile(file: string, text: string, known: Set<string>): FileFacts 
       });
     }
   }
-  return { edges, violations };
+  return { edges, violations, tables };
 }
 
 function scriptKind(file: string): ts.ScriptKind {
@@ -325,6 +355,33 @@ function importRules(e: Edge): Violation[] {
     }
   }
   return out;
+}
+
+/**
+ * A table queried from several files: the owner is the one store file (src/stores/*.store.ts) or
+ * else the *.queries.ts with the most calls (else the file with the most calls); every other file
+ * is a violation at its first call.
+ */
+function tableOwners(uses: Map<string, Map<string, { line: number; calls: number }>>): Violation[] {
+  const violations: Violation[] = [];
+  for (const [table, files] of uses) {
+    if (files.size < 2) continue;
+    const rank = ([file, u]: [string, { calls: number }]) =>
+      (/^src\/stores\/.*\.store\.ts$/.test(file) ? 2e6 : 0) +
+      (/\.queries\.ts$/.test(file) ? 1e6 : 0) +
+      u.calls;
+    const sorted = [...files].sort((a, b) => rank(b) - rank(a) || a[0].localeCompare(b[0]));
+    const owner = sorted[0][0];
+    for (const [file, u] of sorted.slice(1)) {
+      violations.push({
+        rule: 'table-owner',
+        file,
+        line: u.line,
+        message: `queries \`${table}\`, whose owner is ${owner} (${files.size} files query it): call the owner instead`,
+      });
+    }
+  }
+  return violations;
 }
 
 /**
@@ -431,10 +488,15 @@ export function checkSources(sources: Map<string, string>): Violation[] {
   const edges: Edge[] = [];
   const violations: Violation[] = [];
   const unknownFolders = new Map<string, string>();
+  const tableUses = new Map<string, Map<string, { line: number; calls: number }>>();
   for (const [file, text] of sources) {
     const facts = analyseFile(file, text, known);
     edges.push(...facts.edges);
     violations.push(...facts.violations);
+    for (const [table, use] of facts.tables) {
+      if (!tableUses.has(table)) tableUses.set(table, new Map());
+      tableUses.get(table)!.set(file, use);
+    }
     if (layerOf(file) < 0 && !unknownFolders.has(topFolder(file))) unknownFolders.set(topFolder(file), file);
   }
   for (const [folder, file] of unknownFolders) {
@@ -447,6 +509,7 @@ export function checkSources(sources: Map<string, string>): Violation[] {
   }
   for (const e of edges) violations.push(...importRules(e));
   violations.push(...folderCycles(edges));
+  violations.push(...tableOwners(tableUses));
   const order = Object.keys(RULES);
   return violations.sort(
     (a, b) =>

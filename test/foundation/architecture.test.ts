@@ -23,9 +23,8 @@ const PENDING: Rule[] = [
   'oidc-no-modules',
   'oidc-no-db-values',
   'providers-no-modules',
-  'providers-no-oidc',
-  'db-no-http',
   'query-builder-owner',
+  'table-owner',
   'no-dynamic-import-expression',
   'no-folder-cycle',
   'function-length',
@@ -184,27 +183,46 @@ describe('each rule catches a planted violation', () => {
   });
 
   test('query-builder-owner: SQL in a service, allowed in queries, stores and db', () => {
-    const sqlFile = [
-      "import { sql } from 'kysely';",
-      'export async function f(db: any) {',
-      "  await db.selectFrom('users').selectAll().execute();",
-      "  await db.updateTable('users').set({ a: 1 }).execute();",
-      '  await sql`select 1`.execute(db);',
-      '  return db.transaction().execute(async () => 1);',
-      '}',
-    ].join('\n');
+    // A different table in each file, so that only this rule speaks.
+    const sqlFile = (table: string) =>
+      [
+        "import { sql } from 'kysely';",
+        'export async function f(db: any) {',
+        `  await db.selectFrom('${table}').selectAll().execute();`,
+        `  await db.updateTable('${table}').set({ a: 1 }).execute();`,
+        '  await sql`select 1`.execute(db);',
+        '  return db.transaction().execute(async () => 1);',
+        '}',
+      ].join('\n');
     assert.deepEqual(
       check({
-        'src/modules/users/users.service.ts': sqlFile,
-        'src/modules/users/users.queries.ts': sqlFile,
-        'src/stores/users.store.ts': sqlFile,
-        'src/db/migrate.ts': sqlFile,
+        'src/modules/users/users.service.ts': sqlFile('a'),
+        'src/modules/users/users.queries.ts': sqlFile('b'),
+        'src/stores/users.store.ts': sqlFile('c'),
+        'src/db/migrate.ts': sqlFile('d'),
       }),
       [
         'src/modules/users/users.service.ts:3 query-builder-owner',
         'src/modules/users/users.service.ts:4 query-builder-owner',
         'src/modules/users/users.service.ts:5 query-builder-owner',
       ],
+    );
+  });
+
+  test('table-owner: a table queried outside its owner file; joins and src/db do not count', () => {
+    const q = (table: string) =>
+      `export const f = (db: any) => db.selectFrom('${table} as t').selectAll().execute();\n`;
+    assert.deepEqual(
+      check({
+        'src/stores/refresh-tokens.store.ts': q('refresh_tokens'),
+        'src/oidc/revocation.queries.ts': `${q('refresh_tokens')}export const g = (db: any) => db.deleteFrom('refresh_tokens').execute();\n`,
+        'src/modules/apps/apps.queries.ts': `${q('apps')}export const h = (db: any) => db.updateTable('apps').set({}).execute();\n`,
+        'src/modules/orgs/orgs.queries.ts':
+          "export const o = (db: any) => db.selectFrom('orgs').innerJoin('apps', 'a', 'b').selectAll().execute();\n" +
+          "export const d = (db: any) => db.updateTable('apps' as never).set({}).execute();\n",
+        'src/db/migrate.ts': q('apps'),
+      }),
+      ['src/modules/orgs/orgs.queries.ts:2 table-owner', 'src/oidc/revocation.queries.ts:1 table-owner'],
     );
   });
 
