@@ -64,6 +64,10 @@ export const defaults = {
   tokenGateLookupMaxEntries: 10_000,
   /** Audit log entries read per batch by the export (keyset pages). */
   auditExportBatch: 1000,
+  /** Delay before the first audit log pruning after start (seconds). */
+  auditPruneFirstRunDelay: 60,
+  /** Between two audit log prunings (seconds; daily). */
+  auditPruneInterval: 24 * 3600,
   /** Seconds a mint found by the mint-info lookup is cached (its decimals never change). */
   mintInfoTtl: 3600,
   /** Seconds an address without a mint is cached by the mint-info lookup (a mint may be created). */

@@ -1,13 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { defaults } from '../config/defaults.js';
 import { OAuthError } from '../http/errors.js';
 import { ErrorEnvelope, OAuthErrorBody } from '../http/schemas.js';
 import { authenticateClient } from './client-auth.js';
 import { deviceAuthorize } from './device-authorize.js';
 import { introspectToken, registerApiKeyIntrospector } from './introspect.js';
-import { revocationCheck, sweepExpired } from './revocation.js';
+import { revocationCheck } from './revocation.js';
 import { revokeToken } from './revoke.js';
 import { tokenEndpoint } from './token/index.js';
 import { userinfo } from './userinfo.js';
@@ -103,18 +102,12 @@ function required(value: string | undefined, field: string): string {
 /**
  * The token side of the issuer: token, revoke, introspect, device authorization and userinfo.
  * Registers the issuer's access-token check (revoked jtis, disabled apps, deleted users), the
- * API-key introspector when the users side is present, and a sweeper for expired rows.
+ * API-key introspector when the users side is present. Its sweeper of expired rows is in src/jobs.
  */
 export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   ctx.hooks.accessTokenChecks.push(revocationCheck(ctx));
   await registerApiKeyIntrospector(ctx);
-
-  const sweeper = setInterval(() => {
-    sweepExpired(ctx.db, ctx.clock).catch((err) => app.log.warn({ err }, 'token sweep failed'));
-  }, defaults.tokenSweepInterval * 1000);
-  sweeper.unref();
-  ctx.hooks.onClose.push(() => clearInterval(sweeper));
 
   app.post(
     '/oauth2/token',

@@ -96,20 +96,3 @@ export async function sweepDeletedAccounts(ctx: AppContext): Promise<number> {
     if (n < SWEEP_BATCH) return purged;
   }
 }
-
-/** Runs the sweeper every `accountSweepInterval` on an unref'd timer, stopped when the app closes. */
-export function startAccountSweeper(ctx: AppContext, onError: (err: unknown) => void): void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    sweepDeletedAccounts(ctx)
-      // The next run retries; a failed sweep leaves accounts in the grace state, which is safe.
-      .catch(onError)
-      .finally(() => {
-        running = false;
-      });
-  }, defaults.accountSweepInterval * 1000);
-  timer.unref();
-  ctx.hooks.onClose.push(() => clearInterval(timer));
-}

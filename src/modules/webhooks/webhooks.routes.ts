@@ -22,7 +22,6 @@ import {
   WebhookWithSecret,
 } from './webhooks.schemas.js';
 import * as service from './webhooks.service.js';
-import { webhookQueueStats } from './webhooks.queries.js';
 import { WebhookWorker, type WorkerLog } from './worker.js';
 import { routeDoc } from '../../http/route-doc.js';
 
@@ -195,15 +194,10 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
 const doc = routeDoc('Webhooks');
 
 /**
- * Webhooks: subscriptions, the delivery log, and this instance's delivery worker (started when the
- * app is ready, stopped when it closes). The outbox sink queues deliveries in each event's transaction.
+ * Webhooks: subscriptions and the delivery log. The delivery worker is started by src/jobs; the
+ * outbox sink (wired in wiring.ts) queues deliveries in each event's transaction.
  */
 export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const ctx = app.ctx;
-  const worker = webhookWorker(ctx, app.log);
-  ctx.metrics.sources.webhookQueue = () => webhookQueueStats(ctx.db, ctx.clock.now());
-  app.addHook('onReady', async () => worker.start());
-  app.addHook('onClose', async () => worker.close());
   await app.register(scopedRoutes({ admin: false }), { prefix: '/identity/organizations/:orgSlug/webhooks' });
   await app.register(scopedRoutes({ admin: true }), {
     prefix: '/admin/identity/organizations/:orgSlug/webhooks',

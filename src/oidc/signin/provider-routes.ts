@@ -26,7 +26,6 @@ import { completeProviderSignIn, recordFailedSignIn, requestMeta } from './provi
 import {
   answerPendingLink,
   consumeProviderState,
-  deleteExpiredProviderStates,
   findPendingLink,
   findProviderState,
   holdPendingLink,
@@ -126,15 +125,6 @@ function signinPageWithError(ctx: AppContext, interactionId: string, reason: Pro
  */
 export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
-
-  // Sign-in states go with their interactions; link states (no interaction) are swept here.
-  const sweeper = setInterval(() => {
-    deleteExpiredProviderStates(ctx.db, ctx.clock.now()).catch(() =>
-      app.log.warn('provider state sweep failed'),
-    );
-  }, defaults.tokenSweepInterval * 1000);
-  sweeper.unref();
-  ctx.hooks.onClose.push(() => clearInterval(sweeper));
 
   app.get(
     '/interactions/:id/providers/:type',
