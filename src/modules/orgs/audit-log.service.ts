@@ -5,8 +5,6 @@ import { every, type ScheduledJob } from '../../lib/timer.js';
 import type { AuditEntryView, AuditLogFilter } from './orgs.schemas.js';
 
 const DAY_SECONDS = 24 * 3600;
-/** Rows deleted per statement while pruning. */
-const PRUNE_BATCH = 5000;
 
 export function presentEntry(r: AuditRow): AuditEntryView {
   const v: AuditEntryView = {
@@ -52,9 +50,9 @@ export async function pruneAuditLog(ctx: AppContext): Promise<number> {
     if (days === null) continue;
     const cutoff = new Date(now - days * DAY_SECONDS * 1000);
     for (;;) {
-      const n = await pruneBatch(ctx.db, tier, cutoff, PRUNE_BATCH);
+      const n = await pruneBatch(ctx.db, tier, cutoff, defaults.auditPruneBatch);
       deleted += n;
-      if (n < PRUNE_BATCH) break;
+      if (n < defaults.auditPruneBatch) break;
     }
   }
   return deleted;

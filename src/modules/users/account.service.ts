@@ -52,9 +52,6 @@ export async function deleteAccount(ctx: AppContext, userId: string): Promise<vo
   });
 }
 
-/** Accounts moved to the graveyard per transaction, so one sweep never holds a long lock. */
-const SWEEP_BATCH = 100;
-
 /**
  * Moves accounts whose grace window has ended to the graveyard: it keeps only the id and the two
  * dates that prove the deletion; the user row goes (its username is released, and what hangs off it
@@ -71,7 +68,7 @@ export async function sweepDeletedAccounts(ctx: AppContext): Promise<number> {
         .where('deleted_at', 'is not', null)
         .where('deleted_at', '<=', cutoff)
         .orderBy('deleted_at')
-        .limit(SWEEP_BATCH)
+        .limit(defaults.accountSweepBatch)
         .forUpdate()
         .skipLocked()
         .execute();
@@ -93,6 +90,6 @@ export async function sweepDeletedAccounts(ctx: AppContext): Promise<number> {
       return due.length;
     });
     purged += n;
-    if (n < SWEEP_BATCH) return purged;
+    if (n < defaults.accountSweepBatch) return purged;
   }
 }

@@ -1,3 +1,4 @@
+import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { mapDbError } from '../../http/db-conflicts.js';
 import type { Executor, OrgRow, Trx } from '../../db/schema.js';
@@ -278,8 +279,6 @@ export function envelope(e: {
   });
 }
 
-/** How long an instance trusts its copy of an org's subscriptions when deciding to record `token.*`. */
-const INTEREST_TTL_MS = 1000;
 const interestCache = new Map<string, { at: number; events: string[][] }>();
 /** Bumped by every invalidation so that a read racing with a webhook write does not cache the old rows. */
 let interestGeneration = 0;
@@ -311,12 +310,12 @@ function interestCacheUsable(): boolean {
  */
 export async function webhookInterest(db: Executor, orgId: string, type: EventType): Promise<boolean> {
   let cached = interestCacheUsable() ? interestCache.get(orgId) : undefined;
-  if (!cached || Date.now() - cached.at > INTEREST_TTL_MS) {
+  if (!cached || Date.now() - cached.at > defaults.webhookInterestTtlMs) {
     const generation = interestGeneration;
     const hooks = await q.enabledWebhooksOfOrg(db as Trx, orgId);
     cached = { at: Date.now(), events: hooks.map((h) => h.events) };
     if (generation === interestGeneration) {
-      if (interestCache.size > 10_000) interestCache.clear();
+      if (interestCache.size > defaults.webhookInterestMaxOrgs) interestCache.clear();
       interestCache.set(orgId, cached);
     }
   }
