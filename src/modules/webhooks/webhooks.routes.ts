@@ -2,9 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
-import { authenticate, principalOf } from '../../http/auth.js';
-import type { OrgPermission } from '../../http/permissions.js';
-import { orgGuards } from '../orgs/org.guards.js';
+import { principalOf } from '../../http/auth.js';
+import { orgScope } from '../orgs/org-scope.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import {
   CreateWebhookBody,
@@ -44,18 +43,9 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
   return async (app) => {
     const ctx = app.ctx;
     const worker = webhookWorker(ctx);
-    const requirePermission = orgGuards(ctx, { admin: opts.admin });
-    const auth = authenticate(ctx);
     // The admin mirror spends its own buckets, so operators do not use up an org's budget.
-    const scope = opts.admin ? 'admin:' : '';
-    const orgKey = (req: FastifyRequest) => `${scope}${req.org.id}`;
-    const hookKey = (req: FastifyRequest) => `${scope}${req.org.id}:${(req.params as { id: string }).id}`;
-    const read = (p: OrgPermission) => [auth, requirePermission(p), ctx.rateLimits.guard('orgRead', orgKey)];
-    const write = (p: OrgPermission) => [
-      auth,
-      requirePermission(p),
-      ctx.rateLimits.guard('orgWrite', orgKey),
-    ];
+    const { read, write, orgKey } = orgScope(ctx, opts);
+    const hookKey = (req: FastifyRequest) => `${orgKey(req)}:${(req.params as { id: string }).id}`;
     const actor = (req: FastifyRequest) => principalOf(req).userId;
 
     app.post(
