@@ -5,13 +5,13 @@ import type { AppContext } from '../../context.js';
 import { ApiError, validationFailed } from '../../http/errors.js';
 import { orgScope } from '../orgs/org-scope.js';
 import { routeDoc } from '../../http/route-doc.js';
-import { authErrors, errorResponses } from '../../http/schemas.js';
+import { authErrors, errorResponses, OrgParams } from '../../http/schemas.js';
 import { isSolanaAddress } from '../../lib/solana.js';
 import { type MintInfo, SolanaRpc, SolanaRpcTimeoutError, TOKEN_2022_PROGRAM_ID } from '../../solana/rpc.js';
 
 const doc = routeDoc('Token gates');
 
-export const MintInfoParams = Type.Object({ orgSlug: Type.String({ minLength: 1, maxLength: 100 }) });
+export const MintInfoParams = OrgParams;
 export const MintInfoQuery = Type.Object(
   { mintAddress: Type.String({ minLength: 1, maxLength: 100 }) },
   { additionalProperties: false },
