@@ -27,7 +27,7 @@ export const RULES = {
   'no-dynamic-import-expression': 'import() names its module with a string literal',
   'no-folder-cycle': 'no cycle of value imports between folders',
   'function-length':
-    'no function longer than 80 lines (a routes file’s registration plugin is exempt, its handlers are not)',
+    'no function longer than 80 lines (a plugin that registers routes is exempt, its handlers are not)',
 } as const;
 export type Rule = keyof typeof RULES;
 
@@ -91,10 +91,6 @@ function layerOf(file: string): number {
 
 function under(file: string, folder: string): boolean {
   return file.startsWith(`src/${folder}/`);
-}
-
-function isRoutesFile(file: string): boolean {
-  return /[.-]routes\.ts$/.test(file);
 }
 
 function mayBuildSql(file: string): boolean {
@@ -213,7 +209,6 @@ function analyseFile(file: string, text: string, known: Set<string>): FileFacts 
   const violations: Violation[] = [];
   const at = (n: ts.Node) => lineOf(sf, n.getStart(sf));
   const sqlNames = new Set<string>();
-  const routes = isRoutesFile(file);
   const registrationFunctions = new Set<ts.Node>();
   const tables = new Map<string, { line: number; calls: number }>();
 
@@ -291,7 +286,7 @@ function analyseFile(file: string, text: string, known: Set<string>): FileFacts 
       }
     }
     if (isFunction(n)) functions.push(n);
-    if (routes && isRouteRegistration(n)) {
+    if (isRouteRegistration(n)) {
       for (let p: ts.Node | undefined = n.parent; p; p = p.parent)
         if (isFunction(p)) registrationFunctions.add(p);
     }
@@ -358,18 +353,32 @@ function importRules(e: Edge): Violation[] {
 }
 
 /**
- * A table queried from several files: the owner is the one store file (src/stores/*.store.ts) or
- * else the *.queries.ts with the most calls (else the file with the most calls); every other file
- * is a violation at its first call.
+ * How well a file's name says it owns `table`: 2 when its stem is the table (`apps.queries.ts` for
+ * apps, `consent-grants.store.ts` for consent_grants), 1 when the table ends with it (`tokens.store.ts`
+ * for refresh_tokens, `scopes.queries.ts` for brand_scopes), else 0.
+ */
+function nameMatch(file: string, table: string): number {
+  const stem = posix
+    .basename(file)
+    .replace(/\.(queries|store)\.ts$/, '')
+    .replace(/-/g, '_');
+  if (stem === table || `${stem}s` === table || stem === `${table}s`) return 2;
+  return table.endsWith(`_${stem}`) ? 1 : 0;
+}
+
+/**
+ * A table queried from several files: the owner is the *.queries.ts / *.store.ts file whose name
+ * matches the table best, then the one with the most calls; every other file is a violation at its
+ * first call.
  */
 function tableOwners(uses: Map<string, Map<string, { line: number; calls: number }>>): Violation[] {
   const violations: Violation[] = [];
   for (const [table, files] of uses) {
     if (files.size < 2) continue;
-    const rank = ([file, u]: [string, { calls: number }]) =>
-      (/^src\/stores\/.*\.store\.ts$/.test(file) ? 2e6 : 0) +
-      (/\.queries\.ts$/.test(file) ? 1e6 : 0) +
-      u.calls;
+    const rank = ([file, u]: [string, { calls: number }]) => {
+      const ownerFile = /\.(queries|store)\.ts$/.test(file);
+      return (ownerFile ? 1e7 + nameMatch(file, table) * 1e6 : 0) + u.calls;
+    };
     const sorted = [...files].sort((a, b) => rank(b) - rank(a) || a[0].localeCompare(b[0]));
     const owner = sorted[0][0];
     for (const [file, u] of sorted.slice(1)) {
@@ -377,7 +386,7 @@ function tableOwners(uses: Map<string, Map<string, { line: number; calls: number
         rule: 'table-owner',
         file,
         line: u.line,
-        message: `queries \`${table}\`, whose owner is ${owner} (${files.size} files query it): call the owner instead`,
+        message: `queries \`${table}\`, owned by ${owner} (${files.size} files query it): call the owner instead`,
       });
     }
   }

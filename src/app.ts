@@ -26,6 +26,7 @@ import { orgsRoutes } from './modules/orgs/orgs.routes.js';
 import { tokenGatesRoutes } from './modules/token-gates/token-gates.routes.js';
 import { wellKnownRoutes } from './oidc/discovery.js';
 import { pageAssetRoutes } from './oidc/pages/assets.js';
+import { brandPreviewRoutes } from './oidc/pages/brand-preview.routes.js';
 import { providerRoutes } from './oidc/signin/provider-routes.js';
 import { signinRoutes } from './oidc/signin/signin-routes.js';
 import { tokenRoutes } from './oidc/token-routes.js';
@@ -132,6 +133,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(tokenGatesRoutes);
   await app.register(mintInfoRoutes);
   await app.register(usersRoutes);
+  await app.register(brandPreviewRoutes);
   await app.register(consoleRoutes);
 
   if (ctx.config.metricsPort !== undefined) {

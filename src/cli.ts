@@ -15,7 +15,7 @@ import { ADMIN_PERMISSIONS, normalizePermission } from './http/permissions.js';
 import { systemClock } from './lib/clock.js';
 import { Encryptor } from './lib/encryption.js';
 import { isSolanaAddress } from './lib/solana.js';
-import { rotateSigningKey } from './oidc/keys.js';
+import { rotateSigningKey } from './stores/signing-keys.store.js';
 
 const USAGE = `usage: gatehouse [command]
   serve                                 start the server (default)

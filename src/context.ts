@@ -7,8 +7,11 @@ import type { RateLimits } from './http/rate-limit.js';
 import type { Clock } from './lib/clock.js';
 import type { Encryptor } from './lib/encryption.js';
 import type { KeyStore } from './oidc/keys.js';
+import type { EngineStores } from './oidc/stores.js';
+import type { AccessTokenClaims } from './oidc/tokens.js';
 import type { InvalidationBus } from './events/invalidation.js';
 import type { Metrics } from './ops/metrics.js';
+import type { SigninStores } from './oidc/signin/stores.js';
 
 /** Who is calling a REST route. */
 export interface Principal {
@@ -48,6 +51,13 @@ export interface AppContext {
   redis?: Redis;
   /** This instance's Prometheus metrics (served only when METRICS_PORT is set). */
   metrics: Metrics;
+  /** What the engine and sign-in keep, behind the interfaces they declare (built in wiring.ts). */
+  stores: EngineStores & { signin: SigninStores };
+  /**
+   * The one access-token verifier (src/oidc/tokens.ts): ours, at+jwt, unexpired, of `audience` when
+   * given, passing every access-token check; null otherwise.
+   */
+  verifyAccessToken(token: string, opts?: { audience?: string }): Promise<AccessTokenClaims | null>;
   /** Extension points modules plug into at registration. */
   hooks: {
     apiKeyVerifier?: ApiKeyVerifier;

@@ -9,6 +9,10 @@ import { RateLimits } from './http/rate-limit.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { Encryptor } from './lib/encryption.js';
 import { KeyStore } from './oidc/keys.js';
+import { verifyAccessToken } from './oidc/tokens.js';
+import { introspectApiKey } from './modules/api-keys/api-keys.service.js';
+import { recordActivity } from './modules/users/activity.js';
+import { createEngineStores } from './stores/engine.js';
 import { InvalidationBus } from './events/invalidation.js';
 import { addEventSink, setEventInterest } from './events/outbox.js';
 import { verifyApiKey } from './modules/api-keys/api-keys.service.js';
@@ -21,6 +25,13 @@ import {
   webhookOutboxSink,
 } from './modules/webhooks/webhooks.service.js';
 import { Metrics } from './ops/metrics.js';
+import {
+  enabledProviderTypes,
+  resolveConnectionCredentials,
+} from './modules/connections/connections.service.js';
+import { fileTrackers, fileUrl } from './modules/files/files.service.js';
+import { createSigninStores, type SigninStoreDeps } from './stores/signin.js';
+import type { SigninStores } from './oidc/signin/stores.js';
 
 export interface ContextOptions extends OpenOptions {
   clock?: Clock;
@@ -82,7 +93,19 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const metrics = new Metrics();
   metrics.sources.pool = database.pool;
   const encryptor = new Encryptor(config.encryptionKey);
-  const keys = new KeyStore(database.db, encryptor, clock, invalidation);
+  const onClose: Array<() => Promise<void> | void> = [];
+  const db = database.db;
+  const stores = createEngineStores(db, {
+    clock,
+    postgres:
+      database.kind === 'postgres' && config.databaseUrl
+        ? { connectionString: config.databaseUrl, schema: config.databaseSchema }
+        : undefined,
+    onClose: (stop) => onClose.push(stop),
+    fileUrl: (fileKey) => fileUrl(config, fileKey),
+    recordActivity: (input) => recordActivity(db, clock, input),
+  });
+  const keys = new KeyStore(stores.signingKeys, encryptor, clock, invalidation);
   await keys.ensureKey();
   await ensureConsole(database.db, config, clock);
 
@@ -103,8 +126,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     ),
     redis,
     metrics,
-    hooks: { accessTokenChecks: [], onClose: [] },
+    stores: { ...stores, signin: {} as SigninStores },
+    verifyAccessToken: (token, opts) => verifyAccessToken(ctx, token, opts),
+    hooks: { accessTokenChecks: [], onClose },
   };
+  ctx.stores.signin = createSigninStores(database.db, signinStoreDeps(ctx));
+  stores.introspectors.push((token, request) => introspectApiKey(ctx, token, request.ip));
   wireModules(ctx);
   return ctx;
 }
@@ -131,4 +158,19 @@ export async function closeContext(ctx: AppContext, opts: { keepDatabase?: boole
   await ctx.invalidation.stop();
   if (ctx.redis) ctx.redis.disconnect();
   if (!opts.keepDatabase) await ctx.database.close();
+}
+
+/** What sign-in's stores get from the modules that own the data (activity, files, connections). */
+function signinStoreDeps(ctx: AppContext): SigninStoreDeps {
+  return {
+    clock: ctx.clock,
+    encryptor: ctx.encryptor,
+    recordActivity: (db, input) => recordActivity(db, ctx.clock, input),
+    fileUrls: async (db, ids) =>
+      new Map([...(await fileTrackers(db, ctx.config, ids))].map(([id, f]) => [id, f.url])),
+    connections: {
+      credentials: (brandId, type) => resolveConnectionCredentials(ctx, brandId, type),
+      enabledTypes: (brandId) => enabledProviderTypes(ctx, brandId),
+    },
+  };
 }

@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { LocationProvider, lazy, Route, Router, useLocation, useRoute } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
 import { beginSignIn, completeSignIn, isSignedIn, signedOutByUser, signOut } from './auth.js';
+import { AccountDeleted } from './pages/account-deleted.js';
 import { AppDetail, Apps, CreateApp } from './pages/apps.js';
 import { BrandEdit, Brands, CreateBrand } from './pages/brands.js';
 import { Connections } from './pages/connections.js';
@@ -11,12 +12,23 @@ import { CreateOrg, Home, OrgSettings } from './pages/orgs.js';
 import { Scopes } from './pages/scopes.js';
 import { OrgProvider, SessionProvider, useSession } from './session.js';
 
+/** Where the console goes after the account is deleted: a page that needs no session. */
+const ACCOUNT_DELETED = '/console/account-deleted';
+
 // Token gates, webhooks and the audit log load when first opened (the initial bundle stays small).
 const TokenGates = lazy(() => import('./pages/token-gates.js').then((m) => m.TokenGates));
 const TokenGateDetail = lazy(() => import('./pages/token-gates.js').then((m) => m.TokenGateDetail));
 const Webhooks = lazy(() => import('./pages/webhooks.js').then((m) => m.Webhooks));
 const WebhookDetail = lazy(() => import('./pages/webhooks.js').then((m) => m.WebhookDetail));
 const AuditLog = lazy(() => import('./pages/audit-log.js').then((m) => m.AuditLog));
+// So do the account's screens and the operator's views.
+const Profile = lazy(() => import('./pages/account.js').then((m) => m.Profile));
+const ConnectedApps = lazy(() => import('./pages/account.js').then((m) => m.ConnectedApps));
+const DeleteAccount = lazy(() => import('./pages/account.js').then((m) => m.DeleteAccount));
+const SignInMethods = lazy(() => import('./pages/account-wallets.js').then((m) => m.SignInMethods));
+const ApiKeys = lazy(() => import('./pages/account-keys.js').then((m) => m.ApiKeys));
+const AllOrgs = lazy(() => import('./pages/operator.js').then((m) => m.AllOrgs));
+const FindUsers = lazy(() => import('./pages/operator.js').then((m) => m.FindUsers));
 
 type Boot =
   | { state: 'working'; message: string }
@@ -35,7 +47,9 @@ function useBoot(): [Boot, (b: Boot) => void] {
   useEffect(() => {
     if (isSignedIn()) return;
     const url = new URL(window.location.href);
-    if (url.pathname === '/console/callback') {
+    if (url.pathname === ACCOUNT_DELETED) {
+      setBoot({ state: 'signed-out' });
+    } else if (url.pathname === '/console/callback') {
       completeSignIn(url)
         .then((r) => {
           if (r.signedIn) {
@@ -99,8 +113,14 @@ function OrgSwitcher() {
 }
 
 function Shell({ children }: { children: ComponentChildren }) {
-  const { me } = useSession();
+  const { me, system } = useSession();
+  const { path } = useLocation();
   const who = me.username ?? me.userPublicKeys?.[0]?.address?.slice(0, 8) ?? me.id;
+  const operator = system.has('admin.orgs.view')
+    ? '/console/operator/orgs'
+    : system.has('admin.users.view')
+      ? '/console/operator/users'
+      : null;
   return (
     <>
       <a class="skip" href="#main">
@@ -119,10 +139,23 @@ function Shell({ children }: { children: ComponentChildren }) {
             <li>
               <OrgSwitcher />
             </li>
+            {operator && (
+              <li>
+                <a href={operator} aria-current={path.startsWith('/console/operator') ? 'page' : undefined}>
+                  Operator
+                </a>
+              </li>
+            )}
             <li>
-              <span class="who" title={me.id}>
+              <a
+                href="/console/account"
+                class="who"
+                title={`Your account (${me.id})`}
+                aria-current={path.startsWith('/console/account') ? 'page' : undefined}
+              >
+                <span class="visually-hidden">Account: </span>
                 {who}
-              </span>
+              </a>
             </li>
             <li>
               <button type="button" class="secondary outline" onClick={() => void signOut()}>
@@ -202,6 +235,13 @@ function SignedIn() {
             <Router>
               <Route path="/console/" component={Home} />
               <Route path="/console/orgs/new" component={CreateOrg} />
+              <Route path="/console/account" component={Profile} />
+              <Route path="/console/account/sign-in" component={SignInMethods} />
+              <Route path="/console/account/api-keys" component={ApiKeys} />
+              <Route path="/console/account/apps" component={ConnectedApps} />
+              <Route path="/console/account/delete" component={DeleteAccount} />
+              <Route path="/console/operator/orgs" component={AllOrgs} />
+              <Route path="/console/operator/users" component={FindUsers} />
               <Route path="/console/invitations/accept" component={AcceptInvitation} />
               <Route path="/console/orgs/:org" component={orgPage(OrgSettings)} />
               <Route path="/console/orgs/:org/members" component={orgPage(Members)} />
@@ -240,6 +280,8 @@ function SignedIn() {
 
 function Root() {
   const [boot] = useBoot();
+  const { path } = useLocation();
+  if (path === ACCOUNT_DELETED) return <AccountDeleted />;
   if (boot.state === 'signed-in') return <SignedIn />;
   if (boot.state === 'signed-out') return <SignedOut message={boot.message} />;
   return (

@@ -201,3 +201,12 @@ export async function signOut(): Promise<void> {
   }
   window.location.assign('/console/');
 }
+
+/**
+ * Forgets the tokens without a round trip (the account was just deleted: the issuer already ended the
+ * session and revoked them). The tab remembers it, so a reload does not try a silent sign-in.
+ */
+export function forgetSession(): void {
+  tokens = null;
+  sessionStorage.setItem(SIGNED_OUT, '1');
+}

@@ -53,3 +53,35 @@ export function useAction() {
   }, []);
   return { busy, problem, run, clear: () => setProblem(undefined) };
 }
+
+export interface Availability {
+  value: string;
+  available: boolean;
+  reason?: string;
+}
+
+/**
+ * Asks the API whether `value` is free as the user types, after a pause; `null` until the answer
+ * for the current value arrives (or when `active` is false: empty, unchanged or badly formed).
+ */
+export function useAvailability(
+  value: string,
+  active: boolean,
+  check: (value: string) => Promise<{ available: boolean; reason?: string }>,
+): Availability | null {
+  const [answer, setAnswer] = useState<Availability | null>(null);
+  useEffect(() => {
+    if (!active) return;
+    let live = true;
+    const timer = setTimeout(() => {
+      check(value)
+        .then((r) => live && setAnswer({ value, available: r.available, reason: r.reason }))
+        .catch(() => undefined);
+    }, 300);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [value, active]);
+  return active && answer?.value === value ? answer : null;
+}

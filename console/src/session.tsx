@@ -12,6 +12,9 @@ export interface Session {
   me: Json;
   orgs: Json[];
   reloadOrgs: () => Promise<void>;
+  reloadMe: () => Promise<void>;
+  /** The system permissions the user holds (`admin.*`): the operator's views show for these only. */
+  system: Set<string>;
 }
 
 const SessionContext = createContext<Session | null>(null);
@@ -33,9 +36,26 @@ export function SessionProvider({
     () => unwrap(api.GET('/identity/organizations', { params: { query: { limit: 100, offset: 0 } } })),
     [],
   );
+  const system = useLoad(
+    () =>
+      unwrap(api.GET('/users/me/system-permissions', {})).then(
+        (r) => new Set<string>(r.permissions),
+        () => new Set<string>(),
+      ),
+    [],
+  );
   const value = useMemo<Session | null>(
-    () => (me.data && orgs.data ? { me: me.data, orgs: orgs.data.items, reloadOrgs: orgs.reload } : null),
-    [me.data, orgs.data, orgs.reload],
+    () =>
+      me.data && orgs.data && system.data
+        ? {
+            me: me.data,
+            orgs: orgs.data.items,
+            reloadOrgs: orgs.reload,
+            reloadMe: me.reload,
+            system: system.data,
+          }
+        : null,
+    [me.data, orgs.data, orgs.reload, me.reload, system.data],
   );
   const failed = me.error?.message ?? orgs.error?.message;
   return <SessionContext.Provider value={value}>{children(value, failed)}</SessionContext.Provider>;

@@ -3,7 +3,18 @@ import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { defaults } from './defaults.js';
-import { PROVIDER_TYPES } from '../providers/types.js';
+
+/** Upstream sign-in provider types (the connection types of the interface). */
+export const PROVIDER_TYPES = [
+  'google',
+  'apple',
+  'microsoft',
+  'discord',
+  'facebook',
+  'x',
+  'telegram',
+  'matrica',
+] as const;
 
 /** Thrown for a bad configuration value; main prints only its message (one line naming the variable). */
 export class ConfigError extends Error {}

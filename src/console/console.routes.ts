@@ -20,6 +20,8 @@ export function consoleCsp(filesBaseUrl: string): string {
     "style-src 'self'",
     `img-src 'self' data: ${files}`,
     "connect-src 'self'",
+    // The brand editor's preview: the hosted sign-in page of this origin in a frame.
+    "frame-src 'self'",
     "font-src 'self'",
     "base-uri 'none'",
     "form-action 'self'",

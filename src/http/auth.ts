@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext, Principal } from '../context.js';
-import { verifyJwt } from '../oidc/jwt.js';
 import { invalidToken, unauthorized } from './errors.js';
 import { enforceKeyScope, markAuthenticates } from './key-scopes.js';
 import { documentGuard } from './route-doc.js';
@@ -10,12 +9,22 @@ export const API_KEY_PREFIX = 'ghsk_';
 /** The brand whose access tokens the REST API accepts (DESIGN.md §3). */
 export const CONSOLE_AUDIENCE = 'console';
 
+const BEARER = /^Bearer[ ]+([\x21-\x7e]+)\s*$/i;
+
+/**
+ * The one reader of `Authorization: Bearer <token>` (RFC 6750 §2.1): the token; `undefined` when
+ * the header is absent; `null` when it is there but not a Bearer credential. Callers pick the error.
+ */
+export function parseBearer(header: string | undefined): string | null | undefined {
+  if (!header) return undefined;
+  const m = BEARER.exec(header);
+  return m ? m[1] : null;
+}
+
 function bearer(req: FastifyRequest): string | null {
-  const h = req.headers.authorization;
-  if (!h) return null;
-  const m = /^Bearer[ ]+([\x21-\x7e]+)\s*$/i.exec(h);
-  if (!m) throw unauthorized('expected "Authorization: Bearer <token>"');
-  return m[1];
+  const token = parseBearer(req.headers.authorization);
+  if (token === null) throw unauthorized('expected "Authorization: Bearer <token>"');
+  return token ?? null;
 }
 
 /**
@@ -23,32 +32,19 @@ function bearer(req: FastifyRequest): string | null {
  * `console`, unexpired, for a live user, and passing every registered check (revocation, app state).
  */
 export async function verifyConsoleToken(ctx: AppContext, token: string): Promise<Principal | null> {
-  const claims = await verifyJwt(ctx.keys, ctx.clock, token, {
-    issuer: ctx.config.issuer,
-    audience: CONSOLE_AUDIENCE,
-    typ: 'at+jwt',
-  });
-  if (!claims || typeof claims.sub !== 'string' || typeof claims.client_id !== 'string') return null;
-  for (const check of ctx.hooks.accessTokenChecks) {
-    if (!(await check(claims))) return null;
-  }
-  const user = await ctx.db
-    .selectFrom('users')
-    .select(['id'])
-    .where('id', '=', claims.sub)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  if (!user) return null;
+  const claims = await ctx.verifyAccessToken(token, { audience: CONSOLE_AUDIENCE });
+  if (!claims || !(await ctx.stores.accounts.isLive(claims.sub))) return null;
   return {
     kind: 'access_token',
     userId: claims.sub,
     scopes: typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [],
     clientId: claims.client_id,
-    jti: typeof claims.jti === 'string' ? claims.jti : undefined,
+    jti: claims.jti,
     exp: claims.exp,
   };
 }
 
+/** Whether the request presents an API key (well-formed or not: authentication then says which). */
 function isApiKeyRequest(req: FastifyRequest): boolean {
   const h = req.headers.authorization;
   return typeof h === 'string' && h.replace(/^Bearer[ ]+/i, '').startsWith(API_KEY_PREFIX);

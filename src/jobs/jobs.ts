@@ -6,9 +6,8 @@ import { startAuditPruning } from '../modules/orgs/audit-log.service.js';
 import { sweepDeletedAccounts } from '../modules/users/account.service.js';
 import { webhookQueueStats } from '../modules/webhooks/webhooks.queries.js';
 import { webhookWorker } from '../modules/webhooks/webhooks.routes.js';
-import { sweepExpired } from '../oidc/revocation.js';
-import { sweepExpiredSignin } from '../oidc/signin/interactions/sweep.js';
-import { deleteExpiredProviderStates } from '../oidc/signin/providers/states.js';
+import { sweepExpiredTokens } from '../oidc/revocation.js';
+import { sweepExpiredProviderStates, sweepExpiredSignin } from '../oidc/signin/sweep.js';
 
 /**
  * Background work of this instance, started with the app and stopped with its context: the sweepers
@@ -27,7 +26,7 @@ export function startJobs(app: FastifyInstance): void {
   };
   schedule(
     sweep,
-    () => sweepExpired(ctx.db, ctx.clock),
+    () => sweepExpiredTokens(ctx),
     (err) => log.warn({ err }, 'token sweep failed'),
   );
   schedule(
@@ -38,7 +37,7 @@ export function startJobs(app: FastifyInstance): void {
   // Sign-in states go with their interactions; link states (no interaction) are swept here.
   schedule(
     sweep,
-    () => deleteExpiredProviderStates(ctx.db, ctx.clock.now()),
+    () => sweepExpiredProviderStates(ctx),
     (err) => log.warn({ err }, 'provider state sweep failed'),
   );
   schedule(

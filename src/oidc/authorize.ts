@@ -2,16 +2,15 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { PROVIDER_TYPES, WALLET_PROVIDER } from '../providers/types.js';
 import { type Client, loadClient } from './clients.js';
-import { findConsentGrant, grantCovers } from './consent.js';
+import { consentGrantOf, grantCovers } from './consent.js';
 import { newFlowBinding } from './signin/flow-state.js';
-import { brandScopeDescriptions } from './signin/interactions/interactions.queries.js';
 import {
   KNOWN_STANDARD_SCOPES,
   createInteraction,
   finish,
   loadInteraction,
   withQuery,
-} from './signin/interactions/interactions.service.js';
+} from './signin/interactions.js';
 import type { InteractionParams } from '../db/schema.js';
 import { findSession } from './signin/sessions.js';
 
@@ -89,7 +88,7 @@ async function checkScopes(ctx: AppContext, client: Client, raw: string | undefi
   if (scopes.length === 0) throw new Refusal('invalid_request', 'scope is required');
   const allowed = new Set(client.allowedScopes);
   const custom = scopes.some((s) => !KNOWN_STANDARD_SCOPES.has(s))
-    ? await brandScopeDescriptions(ctx, client.brandId)
+    ? await ctx.stores.signin.brands.scopeDescriptions(client.brandId)
     : new Map<string, string>();
   const bad = scopes.filter((s) => !allowed.has(s) || !(KNOWN_STANDARD_SCOPES.has(s) || custom.has(s)));
   if (bad.length) throw new Refusal('invalid_scope', `scope not allowed for this client: ${bad.join(' ')}`);
@@ -140,6 +139,102 @@ function tooOld(ctx: AppContext, authTime: number, maxAge: number | undefined): 
   return maxAge === 0 || ctx.clock.nowSec() - authTime > maxAge;
 }
 
+/** The request's parameters checked against the client (any failure is a Refusal). */
+async function checkRequest(
+  ctx: AppContext,
+  client: Client,
+  params: Map<string, string[]>,
+  redirectUri: string,
+  state: string | undefined,
+): Promise<{ interactionParams: InteractionParams; maxAge: number | undefined }> {
+  for (const [name, values] of params) {
+    if (values.length > 1) throw new Refusal('invalid_request', `${name} is given more than once`);
+  }
+  const responseType = single(params, 'response_type');
+  if (!responseType) throw new Refusal('invalid_request', 'response_type is required');
+  if (responseType !== 'code')
+    throw new Refusal('unsupported_response_type', 'only response_type=code is supported');
+  if (!client.allowedGrantTypes.includes('authorization_code')) {
+    throw new Refusal('unauthorized_client', 'this client may not use the authorization code grant');
+  }
+  if (!single(params, 'state')) throw new Refusal('invalid_request', 'state is required');
+  const scopes = await checkScopes(ctx, client, single(params, 'scope'));
+  const codeChallenge = checkPkce(
+    client,
+    single(params, 'code_challenge'),
+    single(params, 'code_challenge_method'),
+  );
+  const prompt = checkPrompt(single(params, 'prompt'));
+  const maxAge = checkMaxAge(single(params, 'max_age'));
+  const provider = single(params, 'provider');
+  if (provider !== undefined && !PROVIDERS.has(provider)) {
+    throw new Refusal('invalid_request', 'provider is not a known sign-in method');
+  }
+  const interactionParams: InteractionParams = {
+    redirectUri,
+    scopes,
+    state,
+    nonce: single(params, 'nonce'),
+    codeChallenge,
+    prompt,
+    loginHint: single(params, 'login_hint'),
+    provider,
+    uiLocales: single(params, 'ui_locales'),
+  };
+  return { interactionParams, maxAge };
+}
+
+/**
+ * A checked request: with a session of the brand that covers the scopes, straight back with a code;
+ * otherwise to the hosted sign-in (or, with prompt=none, the error).
+ */
+async function proceed(
+  ctx: AppContext,
+  req: FastifyRequest,
+  client: Client,
+  interactionParams: InteractionParams,
+  maxAge: number | undefined,
+): Promise<AuthorizeOutcome> {
+  const { prompt, scopes } = interactionParams;
+  // The interaction is bound to this browser: only it may complete a provider sign-in.
+  const binding = newFlowBinding();
+  const toSignin = (id: string): AuthorizeOutcome => ({
+    kind: 'redirect',
+    location: `${ctx.config.baseUrl}/signin/${id}`,
+    binding: { interactionId: id, value: binding.value },
+  });
+  // prompt=login, and a session authenticated longer ago than max_age, need a fresh sign-in: the
+  // session is not used (the new sign-in replaces it, with a new auth_time).
+  const live =
+    prompt === 'login' || prompt === 'select_account' ? null : await findSession(ctx, req, client.brandId);
+  const session = live && !tooOld(ctx, live.authTime, maxAge) ? live : null;
+  if (prompt === 'none' && !session) throw new Refusal('login_required', 'no active session for this brand');
+  if (!session) {
+    const id = await createInteraction(ctx, {
+      kind: 'authorize',
+      client,
+      params: interactionParams,
+      bindingHash: binding.hash,
+    });
+    return toSignin(id);
+  }
+  const covered =
+    client.firstParty || grantCovers(await consentGrantOf(ctx, session.userId, client.appId), scopes);
+  if (prompt === 'none' && !covered)
+    throw new Refusal('consent_required', 'the user has not consented to these scopes');
+  const id = await createInteraction(ctx, {
+    kind: 'authorize',
+    client,
+    params: interactionParams,
+    session,
+    bindingHash: binding.hash,
+  });
+  if (covered && prompt !== 'consent') {
+    return { kind: 'redirect', location: await finish(ctx, await loadInteraction(ctx, id)) };
+  }
+  return toSignin(id);
+}
+
 export async function authorize(ctx: AppContext, req: FastifyRequest): Promise<AuthorizeOutcome> {
   const params = rawParams(req);
   let client: Client;
@@ -154,93 +249,12 @@ export async function authorize(ctx: AppContext, req: FastifyRequest): Promise<A
   // From here on the redirect URI is trusted: errors go back to it, with state if it was readable.
   const stateValues = params.get('state');
   const state = stateValues?.length === 1 ? stateValues[0] || undefined : undefined;
-  const back = (error: string, description: string): AuthorizeOutcome => ({
-    kind: 'redirect',
-    location: withQuery(redirectUri, {
-      error,
-      error_description: description,
-      state,
-      iss: ctx.config.issuer,
-    }),
-  });
-
   try {
-    for (const [name, values] of params) {
-      if (values.length > 1) throw new Refusal('invalid_request', `${name} is given more than once`);
-    }
-    const responseType = single(params, 'response_type');
-    if (!responseType) throw new Refusal('invalid_request', 'response_type is required');
-    if (responseType !== 'code')
-      throw new Refusal('unsupported_response_type', 'only response_type=code is supported');
-    if (!client.allowedGrantTypes.includes('authorization_code')) {
-      throw new Refusal('unauthorized_client', 'this client may not use the authorization code grant');
-    }
-    if (!single(params, 'state')) throw new Refusal('invalid_request', 'state is required');
-    const scopes = await checkScopes(ctx, client, single(params, 'scope'));
-    const codeChallenge = checkPkce(
-      client,
-      single(params, 'code_challenge'),
-      single(params, 'code_challenge_method'),
-    );
-    const prompt = checkPrompt(single(params, 'prompt'));
-    const maxAge = checkMaxAge(single(params, 'max_age'));
-    const provider = single(params, 'provider');
-    if (provider !== undefined && !PROVIDERS.has(provider)) {
-      throw new Refusal('invalid_request', 'provider is not a known sign-in method');
-    }
-    const interactionParams: InteractionParams = {
-      redirectUri,
-      scopes,
-      state,
-      nonce: single(params, 'nonce'),
-      codeChallenge,
-      prompt,
-      loginHint: single(params, 'login_hint'),
-      provider,
-      uiLocales: single(params, 'ui_locales'),
-    };
-
-    // The interaction is bound to this browser: only it may complete a provider sign-in.
-    const binding = newFlowBinding();
-    const toSignin = (id: string): AuthorizeOutcome => ({
-      kind: 'redirect',
-      location: `${ctx.config.baseUrl}/signin/${id}`,
-      binding: { interactionId: id, value: binding.value },
-    });
-    // prompt=login, and a session authenticated longer ago than max_age, need a fresh sign-in: the
-    // session is not used (the new sign-in replaces it, with a new auth_time).
-    const live =
-      prompt === 'login' || prompt === 'select_account' ? null : await findSession(ctx, req, client.brandId);
-    const session = live && !tooOld(ctx, live.authTime, maxAge) ? live : null;
-    if (prompt === 'none' && !session)
-      throw new Refusal('login_required', 'no active session for this brand');
-    if (session) {
-      const covered =
-        client.firstParty ||
-        grantCovers(await findConsentGrant(ctx.db, session.userId, client.appId), scopes);
-      if (prompt === 'none' && !covered)
-        throw new Refusal('consent_required', 'the user has not consented to these scopes');
-      const id = await createInteraction(ctx, {
-        kind: 'authorize',
-        client,
-        params: interactionParams,
-        session,
-        bindingHash: binding.hash,
-      });
-      if (covered && prompt !== 'consent') {
-        return { kind: 'redirect', location: await finish(ctx, await loadInteraction(ctx, id)) };
-      }
-      return toSignin(id);
-    }
-    const id = await createInteraction(ctx, {
-      kind: 'authorize',
-      client,
-      params: interactionParams,
-      bindingHash: binding.hash,
-    });
-    return toSignin(id);
+    const { interactionParams, maxAge } = await checkRequest(ctx, client, params, redirectUri, state);
+    return await proceed(ctx, req, client, interactionParams, maxAge);
   } catch (err) {
-    if (err instanceof Refusal) return back(err.error, err.description);
-    throw err;
+    if (!(err instanceof Refusal)) throw err;
+    const query = { error: err.error, error_description: err.description, state, iss: ctx.config.issuer };
+    return { kind: 'redirect', location: withQuery(redirectUri, query) };
   }
 }

@@ -64,9 +64,10 @@ function presented(req: FastifyRequest, body: ClientAuthFields): PresentedCreden
   return { clientId: body.client_id, secret: body.client_secret, basic: false };
 }
 
-function secretMatches(client: Client, secret: string): boolean {
-  if (!client.secretHash) return false;
-  return safeEqual(sha256(secret), client.secretHash);
+/** The one client-secret check: the presented secret against the stored SHA-256, in constant time. */
+export function clientSecretMatches(secretHash: string | null, presented: string): boolean {
+  if (!secretHash) return false;
+  return safeEqual(sha256(presented), secretHash);
 }
 
 /** The interface's per-client limits of the client-authenticating endpoints. */
@@ -106,7 +107,7 @@ async function verify(
   const hasSecret = creds.secret !== undefined && creds.secret !== '';
   if (client.isConfidential) {
     if (hasSecret) {
-      if (!secretMatches(client, creds.secret as string)) throw invalidClient(creds.basic);
+      if (!clientSecretMatches(client.secretHash, creds.secret as string)) throw invalidClient(creds.basic);
       return { client, proven: true };
     }
     if (!opts.idOnly) throw invalidClient(creds.basic, 'this client must authenticate with its secret');

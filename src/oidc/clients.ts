@@ -1,6 +1,5 @@
 import { defaults } from '../config/defaults.js';
 import type { AppContext } from '../context.js';
-import { onAppChanged } from '../modules/apps/apps.notify.js';
 
 /** An OAuth client as the issuer sees it: a live app of a live brand of a live org. */
 export interface Client {
@@ -31,8 +30,8 @@ interface Entry {
 }
 
 /**
- * Per-context cache (tests run several apps in one process). `onAppChanged` drops an entry at once
- * when the app changes on any instance (the invalidation channel); entries also expire after
+ * Per-context cache (tests run several apps in one process). The `app` invalidation topic (announced
+ * by the apps module) drops an entry at once when the app changes on any instance (the invalidation channel); entries also expire after
  * `clientCacheTtlMs`, a backstop for a notification lost in flight.
  */
 const caches = new WeakMap<AppContext, Map<string, Entry>>();
@@ -43,7 +42,7 @@ function cacheOf(ctx: AppContext): Map<string, Entry> {
     const created = new Map<string, Entry>();
     cache = created;
     caches.set(ctx, created);
-    const unsubscribe = onAppChanged(ctx, (clientId) => {
+    const unsubscribe = ctx.invalidation.on('app', (clientId) => {
       if (clientId === '*') created.clear();
       else created.delete(clientId);
     });
@@ -60,35 +59,8 @@ export function invalidateClient(ctx: AppContext, clientId?: string): void {
   else cache.delete(clientId);
 }
 
-async function fetchClient(ctx: AppContext, clientId: string): Promise<Client | null> {
-  const row = await ctx.db
-    .selectFrom('apps')
-    .innerJoin('brands', 'brands.id', 'apps.brand_id')
-    .innerJoin('orgs', 'orgs.id', 'apps.org_id')
-    .select([
-      'apps.id as appId',
-      'apps.client_id as clientId',
-      'apps.org_id as orgId',
-      'orgs.slug as orgSlug',
-      'apps.brand_id as brandId',
-      'brands.slug as brandSlug',
-      'brands.name as brandName',
-      'apps.name as name',
-      'apps.type as type',
-      'apps.is_confidential as isConfidential',
-      'apps.first_party as firstParty',
-      'apps.redirect_uris as redirectUris',
-      'apps.allowed_grant_types as allowedGrantTypes',
-      'apps.allowed_scopes as allowedScopes',
-      'apps.client_secret_hash as secretHash',
-    ])
-    .where('apps.client_id', '=', clientId)
-    .where('apps.enabled', '=', true)
-    .where('apps.deleted_at', 'is', null)
-    .where('brands.deleted_at', 'is', null)
-    .where('orgs.deleted_at', 'is', null)
-    .executeTakeFirst();
-  return row ?? null;
+function fetchClient(ctx: AppContext, clientId: string): Promise<Client | null> {
+  return ctx.stores.clients.find(clientId);
 }
 
 /**

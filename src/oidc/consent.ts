@@ -1,33 +1,13 @@
 import type { AppContext } from '../context.js';
-import type { Executor, Trx } from '../db/schema.js';
-import { recordMutation } from '../events/outbox.js';
 import { newId } from '../lib/ids.js';
-import type { ConsentGrantRow } from '../db/schema.js';
-import { revokeTokensForGrant } from './revocation.js';
+import { revokeGrantTokens } from './revocation.js';
+import type { Tx } from './stores.js';
 
 export interface ConsentApp {
   /** The app's id. */
   appId: string;
   clientId: string;
   orgId: string;
-}
-
-/**
- * The user's grant to an app, found by the app's id or its client id (the interface names apps by
- * client id; the issuer knows both), or null.
- */
-export async function findConsentGrant(
-  db: Executor,
-  userId: string,
-  appId: string,
-): Promise<ConsentGrantRow | null> {
-  const row = await db
-    .selectFrom('consent_grants')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .where((eb) => eb.or([eb('app_id', '=', appId), eb('client_id', '=', appId)]))
-    .executeTakeFirst();
-  return row ?? null;
 }
 
 /** True when the grant already covers every requested scope. */
@@ -44,53 +24,38 @@ export function grantCovers(grant: { scopes: string[] } | null, scopes: string[]
  */
 export async function grantConsent(
   ctx: AppContext,
-  trx: Trx,
+  trx: Tx,
   input: { user: { id: string }; app: ConsentApp; scopes: string[] },
 ): Promise<string[]> {
   const now = ctx.clock.now();
   const scopes = [...new Set(input.scopes)];
-  const inserted = await trx
-    .insertInto('consent_grants')
-    .values({
-      id: newId('cg_'),
-      user_id: input.user.id,
-      app_id: input.app.appId,
-      client_id: input.app.clientId,
-      org_id: input.app.orgId,
-      scopes,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) => oc.constraint('consent_grants_user_app_key').doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  let grantId = inserted?.id;
+  const consent = ctx.stores.consent;
+  let grantId = await consent.insertIfAbsent(trx, {
+    id: newId('cg_'),
+    user_id: input.user.id,
+    app_id: input.app.appId,
+    client_id: input.app.clientId,
+    org_id: input.app.orgId,
+    scopes,
+    created_at: now,
+    updated_at: now,
+  });
   let newly = scopes;
-  if (!inserted) {
-    const existing = await trx
-      .selectFrom('consent_grants')
-      .select(['id', 'scopes'])
-      .where('user_id', '=', input.user.id)
-      .where('app_id', '=', input.app.appId)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
+  if (!grantId) {
+    const existing = await consent.lock(trx, input.user.id, input.app.appId);
     grantId = existing.id;
     const have = new Set(existing.scopes);
     newly = scopes.filter((s) => !have.has(s));
     if (newly.length === 0) return [];
-    await trx
-      .updateTable('consent_grants')
-      .set({ scopes: [...existing.scopes, ...newly], updated_at: now })
-      .where('id', '=', existing.id)
-      .execute();
+    await consent.setScopes(trx, existing.id, [...existing.scopes, ...newly], now);
   }
   if (newly.length === 0) return [];
-  await recordMutation(trx, ctx.clock, {
+  await ctx.stores.events.record(trx, {
     orgId: input.app.orgId,
     actorUserId: input.user.id,
     action: 'consent.granted',
     resourceType: 'consent_grant',
-    resourceId: grantId!,
+    resourceId: grantId,
     metadata: { app: input.app.clientId, scopes: newly },
     events: [
       { type: 'consent.granted', data: { user: input.user.id, app: input.app.clientId, scopes: newly } },
@@ -105,18 +70,13 @@ export async function grantConsent(
  */
 export async function revokeConsentGrant(
   ctx: AppContext,
-  trx: Trx,
+  trx: Tx,
   input: { userId: string; appId: string; actorUserId: string | null },
 ): Promise<boolean> {
-  const row = await trx
-    .deleteFrom('consent_grants')
-    .where('user_id', '=', input.userId)
-    .where('client_id', '=', input.appId)
-    .returningAll()
-    .executeTakeFirst();
+  const row = await ctx.stores.consent.delete(trx, input.userId, input.appId);
   if (!row) return false;
-  await revokeTokensForGrant(trx, ctx.clock, { userId: input.userId, clientId: row.client_id });
-  await recordMutation(trx, ctx.clock, {
+  await revokeGrantTokens(ctx, trx, { userId: input.userId, clientId: row.client_id });
+  await ctx.stores.events.record(trx, {
     orgId: row.org_id,
     actorUserId: input.actorUserId,
     action: 'consent.revoked',
@@ -128,4 +88,9 @@ export async function revokeConsentGrant(
     ],
   });
   return true;
+}
+
+/** The user's grant to an app, by the app's id or its client id, or null. */
+export function consentGrantOf(ctx: AppContext, userId: string, appId: string) {
+  return ctx.stores.consent.find(undefined, userId, appId);
 }

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import { OAuthError } from '../http/errors.js';
 import { authenticateClient } from './client-auth.js';
 import { createDeviceAuthorization } from './device-store.js';
-import { parseScope } from './token/grant.js';
+import { parseScope } from './grant.js';
 
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 

@@ -3,17 +3,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError, notFound, unauthorized } from '../http/errors.js';
 import { safeEqual, sha256 } from '../lib/hash.js';
-import { recordActivity } from '../modules/users/activity.js';
 import { loadClient } from './clients.js';
-import {
-  approveDevice,
-  denyDevice,
-  findPendingDevice,
-  formatUserCode,
-  normalizeUserCode,
-} from './device-store.js';
+import { decideDevice, findPendingDevice, formatUserCode, normalizeUserCode } from './device-store.js';
 import { endFlow, flowValue, newFlowBinding, setFlowCookie } from './signin/flow-state.js';
-import { createInteraction, describeScopes } from './signin/interactions/interactions.service.js';
+import { createInteraction, describeScopes } from './signin/interactions.js';
 import { type PageBrand, esc, fill, sendErrorPage, sendPage } from './pages/html.js';
 import { type Locale, requestLocale, translator } from './pages/i18n.js';
 import { pageBrand, signedInAs } from './pages/page-data.js';
@@ -123,7 +116,7 @@ export async function devicePage(
   }
   const t = translator(locale);
   const brand = await pageBrand(ctx, client.brandId);
-  const who = await signedInAs(ctx.db, session.userId);
+  const who = await signedInAs(ctx, session.userId);
   const lines = consentLines(
     await describeScopes(ctx, client.brandId, device.scopes),
     who,
@@ -219,18 +212,20 @@ async function decide(
       missing: ['csrf_token'],
     });
   }
-  if (decision === 'approve') {
-    if (!(await approveDevice(ctx, body.user_code, session.userId, session.authTime)))
-      throw notFound('device request');
+  const approve = decision === 'approve';
+  const decided = await decideDevice(
+    ctx,
+    body.user_code,
+    approve ? { approve: true, userId: session.userId, authTime: session.authTime } : { approve: false },
+  );
+  if (!decided) throw notFound('device request');
+  if (approve) {
     const ua = req.headers['user-agent'];
-    await recordActivity(ctx.db, ctx.clock, {
+    await ctx.stores.accounts.recordDeviceAuthorized({
       userId: session.userId,
-      type: 'device_authorized',
       ip: req.ip,
       userAgent: typeof ua === 'string' ? ua : undefined,
     });
-  } else if (!(await denyDevice(ctx, body.user_code))) {
-    throw notFound('device request');
   }
   return { client, status: decision === 'approve' ? 'approved' : 'denied' };
 }

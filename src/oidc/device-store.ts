@@ -1,17 +1,15 @@
-import { type Selectable, sql } from 'kysely';
 import { defaults } from '../config/defaults.js';
 import type { AppContext } from '../context.js';
-import { isUniqueViolation } from '../db/errors.js';
 import { sha256 } from '../lib/hash.js';
 import { newId, newSecret, randomAlphanumeric } from '../lib/ids.js';
 import type { Client } from './clients.js';
-import type { DeviceAuthorizationsTable } from '../db/schema.js';
+import type { DeviceRow } from './stores.js';
 
 /** No vowels (no words) and no look-alikes (0/O, 1/I/L, 5/S …): 20 letters, 8 of them ≈ 34.6 bits. */
 export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
 const USER_CODE_LENGTH = 8;
 
-export type DeviceRow = Selectable<DeviceAuthorizationsTable>;
+export type { DeviceRow };
 
 /** `bcdf-ghjk`, `BCDFGHJK`, `bcdf ghjk` → `BCDFGHJK`; null when it cannot be a user code. */
 export function normalizeUserCode(input: string): string | null {
@@ -43,36 +41,30 @@ export async function createDeviceAuthorization(
   for (let attempt = 0; ; attempt++) {
     const deviceCode = newSecret();
     const raw = randomAlphanumeric(USER_CODE_LENGTH, USER_CODE_ALPHABET);
-    try {
-      await ctx.db
-        .insertInto('device_authorizations')
-        .values({
-          id: newId('dev_'),
-          device_code_hash: sha256(deviceCode),
-          user_code_hash: sha256(raw),
-          client_id: client.clientId,
-          scopes,
-          status: 'pending',
-          user_id: null,
-          auth_time: null,
-          poll_interval: defaults.devicePollInterval,
-          last_polled_at: null,
-          expires_at: new Date(now.getTime() + defaults.deviceCodeTtl * 1000),
-          created_at: now,
-          consumed_at: null,
-        })
-        .execute();
+    const inserted = await ctx.stores.devices.insert({
+      id: newId('dev_'),
+      device_code_hash: sha256(deviceCode),
+      user_code_hash: sha256(raw),
+      client_id: client.clientId,
+      scopes,
+      status: 'pending',
+      user_id: null,
+      auth_time: null,
+      poll_interval: defaults.devicePollInterval,
+      last_polled_at: null,
+      expires_at: new Date(now.getTime() + defaults.deviceCodeTtl * 1000),
+      created_at: now,
+      consumed_at: null,
+    });
+    if (inserted)
       return {
         deviceCode,
         userCode: formatUserCode(raw),
         expiresIn: defaults.deviceCodeTtl,
         interval: defaults.devicePollInterval,
       };
-    } catch (err) {
-      // A user-code collision with a live authorization: draw again.
-      if (attempt < 5 && isUniqueViolation(err)) continue;
-      throw err;
-    }
+    // A user-code collision with a live authorization: draw again.
+    if (attempt >= 5) throw new Error('could not draw a free user code');
   }
 }
 
@@ -83,49 +75,38 @@ export async function findPendingDevice(
 ): Promise<{ id: string; clientId: string; scopes: string[]; expiresAt: Date } | null> {
   const raw = normalizeUserCode(userCode);
   if (!raw) return null;
-  const row = await ctx.db
-    .selectFrom('device_authorizations')
-    .select(['id', 'client_id', 'scopes', 'expires_at'])
-    .where('user_code_hash', '=', sha256(raw))
-    .where('status', '=', 'pending')
-    .where('expires_at', '>', ctx.clock.now())
-    .executeTakeFirst();
+  const row = await ctx.stores.devices.findPending(sha256(raw), ctx.clock.now());
   return row ? { id: row.id, clientId: row.client_id, scopes: row.scopes, expiresAt: row.expires_at } : null;
 }
 
-/** Approves a pending, unexpired authorization for `userId`; false when there is none. */
-export async function approveDevice(
+/**
+ * Records the user's decision on a pending, unexpired authorization (approve for `user`, or deny);
+ * false when there is none.
+ */
+export async function decideDevice(
   ctx: AppContext,
   userCode: string,
-  userId: string,
-  authTime: number,
+  decision: { approve: true; userId: string; authTime: number } | { approve: false },
 ): Promise<boolean> {
   const raw = normalizeUserCode(userCode);
   if (!raw) return false;
-  const row = await ctx.db
-    .updateTable('device_authorizations')
-    .set({ status: 'approved', user_id: userId, auth_time: authTime })
-    .where('user_code_hash', '=', sha256(raw))
-    .where('status', '=', 'pending')
-    .where('expires_at', '>', ctx.clock.now())
-    .returning('id')
-    .executeTakeFirst();
-  return !!row;
+  return ctx.stores.devices.decide(
+    sha256(raw),
+    ctx.clock.now(),
+    decision.approve
+      ? { status: 'approved', userId: decision.userId, authTime: decision.authTime }
+      : { status: 'denied' },
+  );
+}
+
+/** Approves a pending, unexpired authorization for `userId`; false when there is none. */
+export function approveDevice(ctx: AppContext, userCode: string, userId: string, authTime: number) {
+  return decideDevice(ctx, userCode, { approve: true, userId, authTime });
 }
 
 /** Denies a pending, unexpired authorization; false when there is none. */
-export async function denyDevice(ctx: AppContext, userCode: string): Promise<boolean> {
-  const raw = normalizeUserCode(userCode);
-  if (!raw) return false;
-  const row = await ctx.db
-    .updateTable('device_authorizations')
-    .set({ status: 'denied' })
-    .where('user_code_hash', '=', sha256(raw))
-    .where('status', '=', 'pending')
-    .where('expires_at', '>', ctx.clock.now())
-    .returning('id')
-    .executeTakeFirst();
-  return !!row;
+export function denyDevice(ctx: AppContext, userCode: string): Promise<boolean> {
+  return decideDevice(ctx, userCode, { approve: false });
 }
 
 export type PollResult =
@@ -143,44 +124,17 @@ export type PollResult =
  */
 export async function pollDevice(ctx: AppContext, deviceCode: string, clientId: string): Promise<PollResult> {
   const now = ctx.clock.now();
-  const hash = sha256(deviceCode);
-  const row = await ctx.db
-    .selectFrom('device_authorizations')
-    .selectAll()
-    .where('device_code_hash', '=', hash)
-    .executeTakeFirst();
+  const devices = ctx.stores.devices;
+  const row = await devices.findByDeviceCode(sha256(deviceCode));
   if (!row || row.client_id !== clientId || row.consumed_at) return { kind: 'invalid' };
   if (row.expires_at.getTime() <= now.getTime()) return { kind: 'expired' };
   // Pace first: a poll is on time when the code's interval has passed since the previous poll.
-  const onTime = await ctx.db
-    .updateTable('device_authorizations')
-    .set({ last_polled_at: now })
-    .where('id', '=', row.id)
-    .where(
-      sql<boolean>`(last_polled_at is null or last_polled_at + make_interval(secs => poll_interval) <= ${now})`,
-    )
-    .returning('id')
-    .executeTakeFirst();
-  if (!onTime) {
-    await ctx.db
-      .updateTable('device_authorizations')
-      .set((eb) => ({
-        poll_interval: eb('poll_interval', '+', defaults.slowDownIncrement),
-        last_polled_at: now,
-      }))
-      .where('id', '=', row.id)
-      .execute();
+  if (!(await devices.pollOnTime(row.id, now))) {
+    await devices.slowDown(row.id, now, defaults.slowDownIncrement);
     return { kind: 'slow_down' };
   }
   if (row.status === 'pending') return { kind: 'pending' };
   if (row.status === 'denied') return { kind: 'denied' };
-  const consumed = await ctx.db
-    .updateTable('device_authorizations')
-    .set({ consumed_at: now })
-    .where('id', '=', row.id)
-    .where('status', '=', 'approved')
-    .where('consumed_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
+  const consumed = await devices.consumeApproved(row.id, now);
   return consumed ? { kind: 'approved', row: consumed } : { kind: 'invalid' };
 }

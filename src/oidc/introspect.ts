@@ -2,36 +2,16 @@ import type { AppContext } from '../context.js';
 import { API_KEY_PREFIX } from '../http/auth.js';
 import { sha256 } from '../lib/hash.js';
 import { type Client, loadClient } from './clients.js';
-import { findConsentGrant } from './consent.js';
+import { consentGrantOf } from './consent.js';
+import type { IntrospectionResponse, Introspector } from './stores.js';
 import { looksLikeJwt, verifyAccessToken } from './tokens.js';
 
-/** RFC 7662 response. Inactive is exactly `{ active: false }`. */
-export interface IntrospectionResponse {
-  active: boolean;
-  scope?: string;
-  client_id?: string;
-  token_type?: string;
-  exp?: number;
-  iat?: number;
-  sub?: string;
-  iss?: string;
-  aud?: string;
-}
+export type { IntrospectionResponse, Introspector };
 
-/**
- * Answers for a token the issuer does not mint itself (user API keys): an active introspection
- * object, or null when the token is not one of its kind or not active. `ip` is the introspecting
- * request's source address (a key's IP allowlist applies to it).
- */
-export type Introspector = (token: string, request: { ip: string }) => Promise<IntrospectionResponse | null>;
-
-const introspectors = new WeakMap<AppContext, Introspector[]>();
-
-/** Registers an introspector for opaque tokens of another module (the users side's API keys). */
+/** Adds an introspector for opaque tokens of another module (the wiring passes the API keys' one). */
 export function registerIntrospector(ctx: AppContext, fn: Introspector): void {
-  const list = introspectors.get(ctx) ?? [];
+  const list = ctx.stores.introspectors;
   if (!list.includes(fn)) list.push(fn);
-  introspectors.set(ctx, list);
 }
 
 const INACTIVE: IntrospectionResponse = { active: false };
@@ -67,33 +47,18 @@ async function introspectAccessToken(ctx: AppContext, caller: Client, token: str
 
 async function introspectRefreshToken(ctx: AppContext, caller: Client, token: string) {
   const now = ctx.clock.now();
-  const row = await ctx.db
-    .selectFrom('refresh_tokens')
-    .innerJoin('users', 'users.id', 'refresh_tokens.user_id')
-    .select([
-      'refresh_tokens.client_id',
-      'refresh_tokens.user_id',
-      'refresh_tokens.scopes',
-      'refresh_tokens.created_at',
-      'refresh_tokens.expires_at',
-    ])
-    .where('refresh_tokens.token_hash', '=', sha256(token))
-    .where('refresh_tokens.consumed_at', 'is', null)
-    .where('refresh_tokens.revoked_at', 'is', null)
-    .where('refresh_tokens.expires_at', '>', now)
-    .where('users.deleted_at', 'is', null)
-    .executeTakeFirst();
+  const row = await ctx.stores.tokens.findActiveRefresh(sha256(token), now);
   if (!row) return null;
-  const owner = await sameBrand(ctx, caller, row.client_id);
+  const owner = await sameBrand(ctx, caller, row.clientId);
   if (!owner) return INACTIVE;
   return {
     active: true,
     scope: row.scopes.join(' '),
-    client_id: row.client_id,
+    client_id: row.clientId,
     token_type: 'refresh_token',
-    exp: Math.floor(row.expires_at.getTime() / 1000),
-    iat: Math.floor(row.created_at.getTime() / 1000),
-    sub: row.user_id,
+    exp: Math.floor(row.expiresAt.getTime() / 1000),
+    iat: Math.floor(row.createdAt.getTime() / 1000),
+    sub: row.userId,
     iss: ctx.config.issuer,
     aud: owner.brandSlug,
   } satisfies IntrospectionResponse;
@@ -110,7 +75,7 @@ async function userConsentedTo(
   caller: Client,
 ): Promise<boolean> {
   if (!userId) return false;
-  return !!(await findConsentGrant(ctx.db, userId, caller.appId));
+  return !!(await consentGrantOf(ctx, userId, caller.appId));
 }
 
 /**
@@ -130,7 +95,7 @@ export async function introspectToken(
 ): Promise<IntrospectionResponse> {
   if (!caller.isConfidential) return INACTIVE;
   if (token.startsWith(API_KEY_PREFIX)) {
-    for (const fn of introspectors.get(ctx) ?? []) {
+    for (const fn of ctx.stores.introspectors) {
       const out = await fn(token, { ip });
       if (out?.active) return (await userConsentedTo(ctx, out.sub, caller)) ? out : INACTIVE;
     }
@@ -138,23 +103,4 @@ export async function introspectToken(
   }
   if (looksLikeJwt(token)) return introspectAccessToken(ctx, caller, token);
   return (await introspectRefreshToken(ctx, caller, token)) ?? INACTIVE;
-}
-
-/**
- * Plugs in the users side's `introspectApiKey` when that module is present. The specifier is not a
- * literal so the issuer builds and runs without the module.
- */
-export async function registerApiKeyIntrospector(ctx: AppContext): Promise<void> {
-  const specifier = '../modules/api-keys/api-keys.service.js';
-  let mod: {
-    introspectApiKey?: (c: AppContext, key: string, ip: string) => Promise<IntrospectionResponse | null>;
-  };
-  try {
-    mod = await import(specifier);
-  } catch (err) {
-    if ((err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND') return;
-    throw err;
-  }
-  const fn = mod.introspectApiKey;
-  if (typeof fn === 'function') registerIntrospector(ctx, (token, request) => fn(ctx, token, request.ip));
 }

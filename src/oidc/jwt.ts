@@ -1,6 +1,5 @@
 import { SignJWT, jwtVerify, type JWTPayload, errors as joseErrors } from 'jose';
 import type { Clock } from '../lib/clock.js';
-import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { KeyStore } from './keys.js';
 
 /** Signs claims with the active RS256 key. `exp` is set from `ttl` seconds on the injectable clock. */
@@ -33,11 +32,19 @@ export async function verifyJwt(
   token: string,
   opts: VerifyOptions,
 ): Promise<(JWTPayload & Record<string, unknown>) | null> {
+  // A key set that could not be read (database down) is not the token's fault: that error propagates.
+  let keySetError: unknown;
   try {
     const { payload } = await jwtVerify(
       token,
       async (header) => {
-        const key = await keys.verificationKey(header.kid);
+        let key: Awaited<ReturnType<KeyStore['verificationKey']>>;
+        try {
+          key = await keys.verificationKey(header.kid);
+        } catch (err) {
+          keySetError = err;
+          throw err;
+        }
         if (!key) throw new joseErrors.JWKSNoMatchingKey();
         return key;
       },
@@ -51,9 +58,8 @@ export async function verifyJwt(
       },
     );
     return payload as JWTPayload & Record<string, unknown>;
-  } catch (err) {
-    // The key set could not be read (database down): the token may be fine, so not `invalid_token`.
-    if (isDatabaseUnavailable(err)) throw err;
+  } catch {
+    if (keySetError !== undefined) throw keySetError;
     return null;
   }
 }

@@ -1,11 +1,10 @@
 import { generateKeyPairSync, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import { sql } from 'kysely';
 import { defaults } from '../config/defaults.js';
 import type { Clock } from '../lib/clock.js';
 import type { Encryptor } from '../lib/encryption.js';
 import { randomAlphanumeric } from '../lib/ids.js';
-import type { Db } from '../db/schema.js';
-import { type InvalidationBus, publishInvalidation } from '../events/invalidation.js';
+import type { InvalidationBus } from '../events/invalidation.js';
+import type { SigningKeyRow, SigningKeyStore } from './stores.js';
 
 export interface SigningKey {
   kid: string;
@@ -20,43 +19,19 @@ interface KeyState {
   loadedAt: number;
 }
 
-/** Creates a new RSA-2048 signing key, its private part sealed with the encryption key. */
-export async function createSigningKey(db: Db, encryptor: Encryptor, clock: Clock): Promise<string> {
+/** A new RSA-2048 signing key's row, its private part sealed with the encryption key. */
+export function newSigningKeyRow(encryptor: Encryptor, clock: Clock): Omit<SigningKeyRow, 'retired_at'> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const kid = `${clock.now().toISOString().slice(0, 10).replace(/-/g, '')}-${randomAlphanumeric(8)}`;
   const jwk = publicKey.export({ format: 'jwk' });
   const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-  await db
-    .insertInto('signing_keys')
-    .values({
-      kid,
-      alg: 'RS256',
-      public_jwk: JSON.stringify({ kty: 'RSA', use: 'sig', alg: 'RS256', kid, n: jwk.n, e: jwk.e }),
-      private_key_enc: encryptor.encrypt(pem, `signing-key:${kid}`),
-      created_at: clock.now(),
-    })
-    .execute();
-  return kid;
-}
-
-/**
- * Adds a new active key and retires the previous ones. Retired keys stay in the JWKS until every
- * token they signed has expired (`retiredKeyGrace`).
- */
-export async function rotateSigningKey(db: Db, encryptor: Encryptor, clock: Clock): Promise<string> {
-  return db.transaction().execute(async (trx) => {
-    const kid = await createSigningKey(trx, encryptor, clock);
-    await trx
-      .updateTable('signing_keys')
-      .set({ retired_at: clock.now() })
-      .where('kid', '!=', kid)
-      .where('retired_at', 'is', null)
-      .execute();
-    // Every instance rereads its key set when this commits (the CLI rotates with no server in
-    // process); in the transaction, so no key change goes unannounced.
-    await publishInvalidation(trx, 'keys', ['*']);
-    return kid;
-  });
+  return {
+    kid,
+    alg: 'RS256',
+    public_jwk: { kty: 'RSA', use: 'sig', alg: 'RS256', kid, n: jwk.n, e: jwk.e },
+    private_key_enc: encryptor.encrypt(pem, `signing-key:${kid}`),
+    created_at: clock.now(),
+  };
 }
 
 /**
@@ -76,7 +51,7 @@ export class KeyStore {
   private generation = 0;
 
   constructor(
-    private readonly db: Db,
+    private readonly store: SigningKeyStore,
     private readonly encryptor: Encryptor,
     private readonly clock: Clock,
     private readonly bus?: InvalidationBus,
@@ -89,21 +64,16 @@ export class KeyStore {
 
   /** Creates the first key when there is none (several instances starting at once: the advisory lock decides). */
   async ensureKey(): Promise<void> {
-    await this.db.connection().execute(async (conn) => {
-      await sql`select pg_advisory_lock(7417002)`.execute(conn);
-      try {
-        const existing = await conn.selectFrom('signing_keys').select('kid').limit(1).executeTakeFirst();
-        if (!existing) await createSigningKey(conn, this.encryptor, this.clock);
-      } finally {
-        await sql`select pg_advisory_unlock(7417002)`.execute(conn);
-      }
+    await this.store.withCreationLock(async (locked) => {
+      if ((await locked.list()).length === 0)
+        await locked.insert(newSigningKeyRow(this.encryptor, this.clock));
     });
     await this.reload();
   }
 
   private async load(): Promise<KeyState> {
     const now = this.clock.nowMs();
-    const rows = await this.db.selectFrom('signing_keys').selectAll().orderBy('created_at', 'desc').execute();
+    const rows = await this.store.list();
     const live = rows.filter(
       (r) => !r.retired_at || r.retired_at.getTime() + defaults.retiredKeyGrace * 1000 > now,
     );

@@ -10,20 +10,15 @@ async function revokeAsAccessToken(ctx: AppContext, client: Client, token: strin
   const claims = await verifyJwt(ctx.keys, ctx.clock, token, { issuer: ctx.config.issuer, typ: 'at+jwt' });
   // Expired or foreign tokens need nothing; another client's token is left alone (RFC 7009 §2.1).
   if (!claims || typeof claims.jti !== 'string' || typeof claims.exp !== 'number') return false;
-  if (claims.client_id === client.clientId)
-    await revokeAccessToken(ctx.db, ctx.clock, claims.jti, claims.exp);
+  if (claims.client_id === client.clientId) await revokeAccessToken(ctx, claims.jti, claims.exp);
   return true;
 }
 
 async function revokeAsRefreshToken(ctx: AppContext, client: Client, token: string): Promise<boolean> {
-  const row = await ctx.db
-    .selectFrom('refresh_tokens')
-    .select(['family_id', 'client_id'])
-    .where('token_hash', '=', sha256(token))
-    .executeTakeFirst();
+  const row = await ctx.stores.tokens.findRefresh(sha256(token));
   if (!row) return false;
   // The whole family goes, with the access tokens issued in it.
-  if (row.client_id === client.clientId) await revokeFamily(ctx.db, ctx.clock, row.family_id);
+  if (row.client_id === client.clientId) await revokeFamily(ctx, row.family_id);
   return true;
 }
 

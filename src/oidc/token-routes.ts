@@ -5,10 +5,10 @@ import { OAuthError } from '../http/errors.js';
 import { ErrorEnvelope, OAuthErrorBody } from '../http/schemas.js';
 import { authenticateClient } from './client-auth.js';
 import { deviceAuthorize } from './device-authorize.js';
-import { introspectToken, registerApiKeyIntrospector } from './introspect.js';
+import { introspectToken } from './introspect.js';
 import { revocationCheck } from './revocation.js';
 import { revokeToken } from './revoke.js';
-import { tokenEndpoint } from './token/index.js';
+import { tokenEndpoint } from './token-endpoint.js';
 import { userinfo } from './userinfo.js';
 import { routeDoc } from '../http/route-doc.js';
 
@@ -101,13 +101,12 @@ function required(value: string | undefined, field: string): string {
 
 /**
  * The token side of the issuer: token, revoke, introspect, device authorization and userinfo.
- * Registers the issuer's access-token check (revoked jtis, disabled apps, deleted users), the
- * API-key introspector when the users side is present. Its sweeper of expired rows is in src/jobs.
+ * Registers the issuer's access-token check (revoked jtis, disabled apps, deleted users). Its
+ * sweeper of expired rows is in src/jobs.
  */
 export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   ctx.hooks.accessTokenChecks.push(revocationCheck(ctx));
-  await registerApiKeyIntrospector(ctx);
 
   app.post(
     '/oauth2/token',

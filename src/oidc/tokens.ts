@@ -1,19 +1,13 @@
 import { createHash, sign as cryptoSign } from 'node:crypto';
 import { defaults } from '../config/defaults.js';
 import type { AppContext } from '../context.js';
-import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
-import type { Database, Db, Executor } from '../db/schema.js';
-import type { EventType } from '../events/catalog.js';
-import { isEventWanted, recordMutation } from '../events/outbox.js';
 import { OAuthError } from '../http/errors.js';
-import type { Clock } from '../lib/clock.js';
 import { sha256 } from '../lib/hash.js';
 import { newId, newSecret } from '../lib/ids.js';
-import { fileUrl } from '../modules/files/files.service.js';
 import type { Client } from './clients.js';
 import type { GrantType } from './discovery.js';
 import { verifyJwt } from './jwt.js';
+import type { UserProfileRow } from './stores.js';
 
 /** The token endpoint's success body (RFC 6749 §5.1). */
 export interface TokenResponse {
@@ -46,48 +40,11 @@ export interface IssueTokensInput {
   refreshed?: boolean;
 }
 
-export interface UserProfile {
-  id: string;
-  username: string | null;
-  givenName: string | null;
-  familyName: string | null;
-  picture: string | null;
-  locale: string | null;
-  email: string | null;
-  emailVerified: boolean;
-}
+export type UserProfile = UserProfileRow;
 
 /** A live user's profile claims source; null when the user is gone or in the deletion window. */
-export async function loadUserProfile(ctx: AppContext, userId: string): Promise<UserProfile | null> {
-  const row = await ctx.db
-    .selectFrom('users')
-    .leftJoin('files', 'files.id', 'users.profile_picture_id')
-    .select([
-      'users.id',
-      'users.username',
-      'users.first_name',
-      'users.last_name',
-      'users.preferred_language',
-      'users.email',
-      'users.email_verified',
-      'users.external_profile_picture_url',
-      'files.file_key',
-    ])
-    .where('users.id', '=', userId)
-    .where('users.deleted_at', 'is', null)
-    .executeTakeFirst();
-  if (!row) return null;
-  return {
-    id: row.id,
-    username: row.username,
-    givenName: row.first_name,
-    familyName: row.last_name,
-    // An uploaded picture is the user's own choice; the provider's picture is the fallback.
-    picture: row.file_key ? fileUrl(ctx.config, row.file_key) : row.external_profile_picture_url,
-    locale: row.preferred_language,
-    email: row.email,
-    emailVerified: row.email_verified,
-  };
+export function loadUserProfile(ctx: AppContext, userId: string): Promise<UserProfile | null> {
+  return ctx.stores.accounts.profile(userId);
 }
 
 /**
@@ -178,8 +135,8 @@ export async function issueTokens(ctx: AppContext, input: IssueTokensInput): Pro
   const jti = newId();
   if (!user) {
     const accessToken = await signAccessToken(ctx, client, client.clientId, scopes, jti);
-    if (await isEventWanted(ctx.db, client.orgId, 'token.issued'))
-      await tokenEvents(ctx).record({
+    if (await ctx.stores.events.wanted(undefined, client.orgId, 'token.issued'))
+      await ctx.stores.events.recordBatched({
         orgId: client.orgId,
         actorUserId: null,
         type: 'token.issued',
@@ -192,8 +149,6 @@ export async function issueTokens(ctx: AppContext, input: IssueTokensInput): Pro
       scope: scopes.join(' '),
     };
   }
-
-  const wantsIdToken = scopes.includes('openid');
   const profile = await loadUserProfile(ctx, user.id);
   if (!profile) throw new OAuthError('invalid_grant', 'the user of this grant no longer exists');
   const accessToken = await signAccessToken(ctx, client, user.id, scopes, jti, user.authTime);
@@ -203,58 +158,74 @@ export async function issueTokens(ctx: AppContext, input: IssueTokensInput): Pro
     expires_in: defaults.accessTokenTtl,
     scope: scopes.join(' '),
   };
-  if (wantsIdToken) {
-    const claims: Record<string, unknown> = {
-      iss: ctx.config.issuer,
-      sub: user.id,
-      aud: client.clientId,
-      auth_time: user.authTime,
-      at_hash: atHash(accessToken),
-      ...profileClaims(profile, scopes, { idToken: true }),
-    };
-    if (user.nonce) claims.nonce = user.nonce;
-    response.id_token = await signRs256(ctx, claims, { ttl: defaults.idTokenTtl });
-  }
+  if (scopes.includes('openid'))
+    response.id_token = await signIdToken(ctx, input, user, profile, accessToken);
   const refreshToken =
     scopes.includes('offline_access') && client.allowedGrantTypes.includes('refresh_token')
       ? newSecret()
       : null;
   if (refreshToken) response.refresh_token = refreshToken;
+  await recordUserGrant(ctx, input, user, jti, refreshToken);
+  return response;
+}
 
+function signIdToken(
+  ctx: AppContext,
+  input: IssueTokensInput,
+  user: GrantUser,
+  profile: UserProfile,
+  accessToken: string,
+): Promise<string> {
+  const claims: Record<string, unknown> = {
+    iss: ctx.config.issuer,
+    sub: user.id,
+    aud: input.client.clientId,
+    auth_time: user.authTime,
+    at_hash: atHash(accessToken),
+    ...profileClaims(profile, input.scopes, { idToken: true }),
+  };
+  if (user.nonce) claims.nonce = user.nonce;
+  return signRs256(ctx, claims, { ttl: defaults.idTokenTtl });
+}
+
+/** The access token's jti record, the refresh token and the `token.*` event, in one transaction. */
+function recordUserGrant(
+  ctx: AppContext,
+  input: IssueTokensInput,
+  user: GrantUser,
+  jti: string,
+  refreshToken: string | null,
+): Promise<void> {
+  const { client, scopes } = input;
   const now = ctx.clock.now();
-  await ctx.db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('access_tokens')
-      .values({
-        jti,
+  const { tokens, revocations, events } = ctx.stores;
+  return ctx.stores.transaction(async (tx) => {
+    await revocations.recordAccessToken(tx, {
+      jti,
+      familyId: user.familyId,
+      clientId: client.clientId,
+      userId: user.id,
+      expiresAt: new Date(now.getTime() + defaults.accessTokenTtl * 1000),
+    });
+    if (refreshToken) {
+      await tokens.insertRefresh(tx, {
+        id: newId('rt_'),
+        token_hash: sha256(refreshToken),
         family_id: user.familyId,
         client_id: client.clientId,
         user_id: user.id,
-        expires_at: new Date(now.getTime() + defaults.accessTokenTtl * 1000),
-      })
-      .execute();
-    if (refreshToken) {
-      await trx
-        .insertInto('refresh_tokens')
-        .values({
-          id: newId('rt_'),
-          token_hash: sha256(refreshToken),
-          family_id: user.familyId,
-          client_id: client.clientId,
-          user_id: user.id,
-          scopes,
-          auth_time: user.authTime,
-          session_id: user.sessionId ?? null,
-          expires_at: new Date(now.getTime() + defaults.refreshTokenTtl * 1000),
-          created_at: now,
-          consumed_at: null,
-          revoked_at: null,
-        })
-        .execute();
+        scopes,
+        auth_time: user.authTime,
+        session_id: user.sessionId ?? null,
+        expires_at: new Date(now.getTime() + defaults.refreshTokenTtl * 1000),
+        created_at: now,
+        consumed_at: null,
+        revoked_at: null,
+      });
     }
     const eventType = input.refreshed ? 'token.refreshed' : 'token.issued';
-    if (!(await isEventWanted(trx, client.orgId, eventType))) return;
-    await recordMutation(trx, ctx.clock, {
+    if (!(await events.wanted(tx, client.orgId, eventType))) return;
+    await events.record(tx, {
       orgId: client.orgId,
       actorUserId: user.id,
       action: eventType,
@@ -271,121 +242,33 @@ export async function issueTokens(ctx: AppContext, input: IssueTokensInput): Pro
       ],
     });
   });
-  return response;
 }
 
-interface PendingEvent {
-  orgId: string;
-  actorUserId: string | null;
-  type: EventType;
-  data: Record<string, unknown>;
-}
+/** The claims of an access token that passed `verifyAccessToken`. */
+export type AccessTokenClaims = Record<string, unknown> & {
+  sub: string;
+  client_id: string;
+  jti: string;
+  exp: number;
+  iat: number;
+};
 
 /**
- * Group commit for `token.*` events of grants that write nothing else (client credentials): each
- * request waits until its event is committed, but the events that arrive while a transaction runs
- * share the next one, so a burst costs a transaction per batch rather than per token. A few batches
- * may be in flight at once (`lanes`): writing is bound by database round trips, not by CPU.
- */
-export class TokenEventWriter {
-  private queue: Array<PendingEvent & { done: (err?: unknown) => void }> = [];
-  private active = 0;
-
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly lanes = 4,
-    private readonly maxBatch = 8,
-  ) {}
-
-  record(event: PendingEvent): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ ...event, done: (err) => (err ? reject(err) : resolve()) });
-      if (this.active < this.lanes) void this.lane();
-    });
-  }
-
-  private async lane(): Promise<void> {
-    this.active++;
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxBatch);
-        try {
-          await this.db.transaction().execute((trx) => this.write(trx, batch));
-          for (const e of batch) e.done();
-        } catch (err) {
-          for (const e of batch) e.done(err);
-        }
-      }
-    } finally {
-      this.active--;
-    }
-  }
-
-  private async write(trx: Executor, batch: PendingEvent[]): Promise<void> {
-    const groups = new Map<string, PendingEvent[]>();
-    for (const e of batch) {
-      const key = `${e.orgId}\u0000${e.actorUserId ?? ''}`;
-      const list = groups.get(key);
-      if (list) list.push(e);
-      else groups.set(key, [e]);
-    }
-    for (const list of groups.values()) {
-      await recordMutation(trx as never, this.clock, {
-        orgId: list[0].orgId,
-        actorUserId: list[0].actorUserId,
-        action: 'token.issued',
-        resourceType: 'app',
-        resourceId: String(list[0].data.app),
-        auditless: true,
-        events: list.map((e) => ({ type: e.type, data: e.data })),
-      });
-    }
-  }
-}
-
-const writers = new WeakMap<AppContext, TokenEventWriter>();
-
-/** Connections of the event writer's own pool on PostgreSQL: one per lane. */
-const EVENT_LANES = 8;
-
-/**
- * This context's event writer. On PostgreSQL it has its own small pool, one connection per lane,
- * so a burst of token events neither waits for nor starves the request pool; the embedded
- * database has one connection and shares it.
- */
-export function tokenEvents(ctx: AppContext): TokenEventWriter {
-  let w = writers.get(ctx);
-  if (!w) {
-    if (ctx.database.kind === 'postgres' && ctx.config.databaseUrl) {
-      const pool = new pg.Pool({
-        connectionString: ctx.config.databaseUrl,
-        max: EVENT_LANES,
-        ...(ctx.config.databaseSchema ? { options: `-c search_path=${ctx.config.databaseSchema}` } : {}),
-      });
-      const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-      ctx.hooks.onClose.push(() => db.destroy());
-      w = new TokenEventWriter(db, ctx.clock, EVENT_LANES);
-    } else {
-      w = new TokenEventWriter(ctx.db, ctx.clock, 1);
-    }
-    writers.set(ctx, w);
-  }
-  return w;
-}
-
-/**
- * Verifies an access token of any brand as the issuer does: RS256 by one of our keys, `typ`
- * at+jwt (so an ID token is refused), our issuer, unexpired, and passing every registered check
- * (revoked jti, disabled app, deleted user). Null when any of it fails.
+ * Verifies an access token as the issuer does: RS256 by one of our keys, `typ` at+jwt (so an ID
+ * token is refused), our issuer, unexpired, of `audience` when given (any brand otherwise), and
+ * passing every registered check (revoked jti, disabled app, deleted user). Null when any of it fails.
+ * The one access-token verifier (`ctx.verifyAccessToken`; REST's `authenticate` uses it too).
  */
 export async function verifyAccessToken(
   ctx: AppContext,
   token: string,
-): Promise<
-  (Record<string, unknown> & { sub: string; client_id: string; jti: string; exp: number; iat: number }) | null
-> {
-  const claims = await verifyJwt(ctx.keys, ctx.clock, token, { issuer: ctx.config.issuer, typ: 'at+jwt' });
+  opts?: { audience?: string },
+): Promise<AccessTokenClaims | null> {
+  const claims = await verifyJwt(ctx.keys, ctx.clock, token, {
+    issuer: ctx.config.issuer,
+    audience: opts?.audience,
+    typ: 'at+jwt',
+  });
   if (
     !claims ||
     typeof claims.sub !== 'string' ||
@@ -398,13 +281,7 @@ export async function verifyAccessToken(
   for (const check of ctx.hooks.accessTokenChecks) {
     if (!(await check(claims))) return null;
   }
-  return claims as Record<string, unknown> & {
-    sub: string;
-    client_id: string;
-    jti: string;
-    exp: number;
-    iat: number;
-  };
+  return claims as AccessTokenClaims;
 }
 
 /** Whether a string has the shape of a compact JWS (three base64url parts). */

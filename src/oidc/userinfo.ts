@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
+import { parseBearer } from '../http/auth.js';
 import { invalidToken, unauthorized } from '../http/errors.js';
 import { loadUserProfile, profileClaims, verifyAccessToken } from './tokens.js';
 
@@ -12,11 +13,10 @@ export interface UserinfoResponse {
 }
 
 function bearerToken(req: FastifyRequest): string {
-  const h = req.headers.authorization;
-  if (!h) throw unauthorized('a Bearer access token is required');
-  const m = /^Bearer[ ]+([\x21-\x7e]+)\s*$/i.exec(h);
-  if (!m) throw invalidToken('expected "Authorization: Bearer <access token>"');
-  return m[1];
+  const token = parseBearer(req.headers.authorization);
+  if (token === undefined) throw unauthorized('a Bearer access token is required');
+  if (token === null) throw invalidToken('expected "Authorization: Bearer <access token>"');
+  return token;
 }
 
 /**

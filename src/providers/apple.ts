@@ -1,5 +1,5 @@
 import { importPKCS8, SignJWT } from 'jose';
-import type { AppleProviderConfig } from '../modules/connections/connections.service.js';
+import type { AppleProviderConfig } from './types.js';
 import { asObject, bool, identityFromClaims, type OAuthProviderDefinition, str } from './provider.js';
 
 /** Apple's client secrets live this long; a fresh one is made for every token request. */

@@ -1,10 +1,6 @@
 import type { AppContext } from '../context.js';
-import {
-  operatorDefaultCredentials,
-  type ProviderConfig,
-} from '../modules/connections/connections.service.js';
 import type { ProviderEndpoints } from './provider.js';
-import { PROVIDER_TYPES, type ProviderType } from './types.js';
+import { PROVIDER_TYPES, type ProviderConfig, type ProviderType } from './types.js';
 import { PROVIDERS } from './index.js';
 
 const ENDPOINT_KEYS = [
@@ -41,19 +37,43 @@ export function resolveEndpoints(
   return { endpoints: out as ProviderEndpoints, overridden };
 }
 
+const REQUIRED_DEFAULTS: Record<ProviderType, string[]> = {
+  google: ['clientId', 'clientSecret'],
+  microsoft: ['clientId', 'clientSecret'],
+  discord: ['clientId', 'clientSecret'],
+  facebook: ['clientId', 'clientSecret'],
+  x: ['clientId', 'clientSecret'],
+  matrica: ['clientId', 'clientSecret'],
+  apple: ['clientId', 'teamId', 'keyId', 'privateKey'],
+  telegram: ['botToken', 'botUsername'],
+};
+const OPTIONAL_DEFAULTS: Partial<Record<ProviderType, string[]>> = { microsoft: ['tenant'] };
+
+/** The operator's credentials for `type` (PROVIDER_<TYPE>_*), or null when incomplete. */
+export function operatorDefaultCredentials(ctx: AppContext, type: ProviderType): ProviderConfig | null {
+  const env = ctx.config.providers[type] ?? {};
+  const out: Record<string, string> = {};
+  for (const k of REQUIRED_DEFAULTS[type]) {
+    const v = env[k];
+    if (!v) return null;
+    out[k] = v;
+  }
+  for (const k of OPTIONAL_DEFAULTS[type] ?? []) if (env[k]) out[k] = env[k] as string;
+  return out as unknown as ProviderConfig;
+}
+
 /**
- * Provider types a brand offers: its own enabled connections, and the operator's defaults for the
- * types where the brand has no connection at all (a disabled connection switches the type off).
+ * Provider types a brand offers, given its connections' switches (type → enabled): its own enabled
+ * connections, and the operator's defaults for the types where it has no connection at all.
  */
-export async function enabledProviderTypes(ctx: AppContext, brandId: string): Promise<ProviderType[]> {
-  const own = await ctx.db
-    .selectFrom('connections')
-    .select(['type', 'enabled'])
-    .where('brand_id', '=', brandId)
-    .execute();
-  const byType = new Map(own.map((c) => [c.type, c.enabled]));
+export function enabledTypes(ctx: AppContext, switches: Map<string, boolean>): ProviderType[] {
   return PROVIDER_TYPES.filter((type) => {
-    const enabled = byType.get(type);
+    const enabled = switches.get(type);
     return enabled === undefined ? operatorDefaultCredentials(ctx, type) !== null : enabled;
   });
+}
+
+/** Where a brand's connection of `type` returns (the connection's `callbackUrl`). */
+export function callbackUrl(ctx: AppContext, oauthCallbackId: string, type: string): string {
+  return `${ctx.config.baseUrl}/oauth/${type}/${oauthCallbackId}/callback`;
 }

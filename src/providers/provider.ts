@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import type { ProviderConfig } from '../modules/connections/connections.service.js';
+import type { ProviderConfig } from './types.js';
 import type { ProviderType } from './types.js';
 
 /** What an upstream provider says about the person who signed in. */

@@ -1,16 +1,9 @@
-import { defaults } from '../config/defaults.js';
-import type { AppContext } from '../context.js';
-import type { Executor } from '../db/schema.js';
 import { ApiError, validationFailed } from '../http/errors.js';
-import { safeEqual, sha256 } from '../lib/hash.js';
-import { newId, randomAlphanumeric } from '../lib/ids.js';
+import { safeEqual } from '../lib/hash.js';
 import { decodeAddress, isSolanaAddress } from '../lib/solana.js';
 import { verifyEd25519 } from './ed25519.js';
 
 export type WalletPurpose = 'signin' | 'link';
-
-/** Random alphanumerics in a challenge's nonce (the format asks for at least 16). */
-const NONCE_LENGTH = 24;
 
 export interface ChallengeBrand {
   id: string;
@@ -88,104 +81,27 @@ export function buildSiwsMessage(p: {
 }
 
 /**
- * Issues a challenge for `address` to sign. Only hashes of the message and nonce are stored, with
- * the brand, address, purpose and expiry; the message is returned to be signed exactly.
+ * The last checks of a proof, once its challenge was found and redeemed: the body's address is the
+ * message's, and the Ed25519 signature over the exact bytes verifies (else bad_signature).
  */
-export async function createWalletChallenge(
-  ctx: AppContext,
-  input: { address: string; brand: ChallengeBrand; purpose: WalletPurpose; userId?: string },
-  db: Executor = ctx.db,
-): Promise<{ message: string; expiresAt: Date; nonce: string }> {
-  assertSolanaAddress(input.address);
-  const issuedAt = ctx.clock.now();
-  const expiresAt = new Date(issuedAt.getTime() + defaults.walletChallengeTtl * 1000);
-  const nonce = randomAlphanumeric(NONCE_LENGTH);
-  const message = buildSiwsMessage({
-    baseUrl: ctx.config.baseUrl,
-    address: input.address,
-    brand: input.brand,
-    purpose: input.purpose,
-    nonce,
-    issuedAt,
-    expiresAt,
-  });
-  await db
-    .insertInto('wallet_challenges')
-    .values({
-      id: newId('wch_'),
-      message_hash: sha256(Buffer.from(message, 'utf8')),
-      nonce_hash: sha256(nonce),
-      brand_id: input.brand.id,
-      address: input.address,
-      purpose: input.purpose,
-      user_id: input.userId ?? null,
-      created_at: issuedAt,
-      expires_at: expiresAt,
-      consumed_at: null,
-    })
-    .execute();
-  return { message, expiresAt, nonce };
+export function checkWalletSignature(
+  challengeAddress: string,
+  proofAddress: string,
+  signed: Buffer,
+  signature: Buffer,
+): void {
+  if (!safeEqual(proofAddress, challengeAddress)) throw badSignature();
+  if (!verifyEd25519(decodeAddress(challengeAddress), signed, signature)) throw badSignature();
 }
 
-export interface WalletProof {
-  address: string;
-  /** Base64 Ed25519 signature (64 bytes). */
-  signature: string;
-  /** Base64 of the exact UTF-8 bytes that were signed. */
-  signedMessage: string;
-  brandId: string;
-  purpose: WalletPurpose;
-}
-
-/**
- * Verifies a wallet's proof over a challenge this service issued, in the order of DESIGN.md §3:
- * issued by us (else bad_signature), for this brand (wrong_brand), not expired (stale_challenge),
- * consumed now with one atomic update (replayed_nonce), the body's address is the message's
- * (bad_signature), and the Ed25519 signature verifies (bad_signature).
- *
- * The consumption is part of `trx`: a caller that wants a failed attempt to burn the challenge
- * commits the transaction before rethrowing. Concurrent redemptions of one challenge serialise on
- * the row, so exactly one gets past the update.
- */
-export async function verifyWalletProof(
-  ctx: AppContext,
-  trx: Executor,
-  proof: WalletProof,
-): Promise<{ address: string; userId: string | null }> {
+/** The proof's signature and signed bytes, decoded and shape-checked (else 400 validation_failed). */
+export function decodeWalletProof(proof: { address: string; signature: string; signedMessage: string }): {
+  signature: Buffer;
+  signed: Buffer;
+} {
   assertSolanaAddress(proof.address);
   const signature = decodeBase64(proof.signature, 'signature');
   const signed = decodeBase64(proof.signedMessage, 'signedMessage');
   if (signature.length !== 64) throw invalidField('signature', 'must be a 64-byte Ed25519 signature');
-
-  const challenge = await trx
-    .selectFrom('wallet_challenges')
-    .select(['id', 'brand_id', 'address', 'purpose', 'user_id', 'expires_at'])
-    .where('message_hash', '=', sha256(signed))
-    .executeTakeFirst();
-  if (!challenge || challenge.purpose !== proof.purpose) throw badSignature();
-  if (challenge.brand_id !== proof.brandId) throw wrongBrand();
-  const now = ctx.clock.now();
-  if (challenge.expires_at.getTime() <= now.getTime()) throw staleChallenge();
-
-  const consumed = await trx
-    .updateTable('wallet_challenges')
-    .set({ consumed_at: now })
-    .where('id', '=', challenge.id)
-    .where('consumed_at', 'is', null)
-    .returning('id')
-    .executeTakeFirst();
-  if (!consumed) throw replayedNonce();
-
-  if (!safeEqual(proof.address, challenge.address)) throw badSignature();
-  if (!verifyEd25519(decodeAddress(challenge.address), signed, signature)) throw badSignature();
-  return { address: challenge.address, userId: challenge.user_id };
-}
-
-/** Deletes challenges past their expiry (a sweeper may call it; expired rows are useless). */
-export async function pruneWalletChallenges(ctx: AppContext, db: Executor = ctx.db): Promise<number> {
-  const res = await db
-    .deleteFrom('wallet_challenges')
-    .where('expires_at', '<', ctx.clock.now())
-    .executeTakeFirst();
-  return Number(res.numDeletedRows ?? 0);
+  return { signature, signed };
 }

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import bs58 from 'bs58';
 import {
   auditQueryString,
+  displayName,
   isoToLocal,
   localToIso,
   pageLabel,
@@ -118,5 +119,23 @@ describe('console: audit log view in the URL', () => {
     assert.equal(localToIso('nonsense'), undefined);
     assert.equal(pageLabel(50, 25, 75), '51–75 of 75');
     assert.equal(pageLabel(0, 0, 0), '0 of 0');
+  });
+
+  it('names actors by name, username, wallet, or id', () => {
+    assert.equal(displayName({ firstName: 'Ada', lastName: 'L', username: 'ada' }, 'usr_1'), 'Ada L');
+    assert.equal(displayName({ username: 'ada' }, 'usr_1'), 'ada');
+    assert.equal(
+      displayName(
+        {
+          userPublicKeys: [
+            { address: 'AAAAbbbbCCCC', isPrimary: false },
+            { address: 'WxyZ1234QrsT', isPrimary: true },
+          ],
+        },
+        'usr_1',
+      ),
+      'wallet WxyZ…QrsT',
+    );
+    assert.equal(displayName(undefined, 'usr_1'), 'usr_1');
   });
 });

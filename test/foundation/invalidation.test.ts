@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
 import { sql } from 'kysely';
-import { rotateSigningKey } from '../../src/oidc/keys.js';
+import { rotateSigningKey } from '../../src/stores/signing-keys.store.js';
 import { sha256 } from '../../src/lib/hash.js';
 import { buildTestApp, createUser, json, type TestApp, type TestUser } from '../helpers/app.js';
 import { seedOrg, type TestOrg } from '../helpers/fixtures.js';

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
-import { rotateSigningKey } from '../../src/oidc/keys.js';
+import { rotateSigningKey } from '../../src/stores/signing-keys.store.js';
 import { createContext } from '../../src/wiring.js';
 import { buildTestApp, consoleToken, json, type TestApp } from '../helpers/app.js';
 

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadClient } from '../../src/oidc/clients.js';
-import { findConsentGrant, grantConsent, revokeConsentGrant } from '../../src/oidc/consent.js';
-import { sweepExpiredSignin } from '../../src/oidc/signin/interactions/sweep.js';
-import { destroyUserSessions } from '../../src/oidc/signin/sessions.js';
-import { createWalletChallenge } from '../../src/solana/siws.js';
+import { grantConsent, revokeConsentGrant } from '../../src/oidc/consent.js';
+import { findConsentGrant } from '../../src/stores/consent-grants.store.js';
+import { sweepExpiredSignin } from '../../src/oidc/signin/sweep.js';
+import { destroyUserSessions } from '../../src/stores/sessions.store.js';
+import { createWalletChallenge } from '../../src/oidc/signin/wallet-challenges.js';
 import { defaults } from '../../src/config/defaults.js';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
 import {

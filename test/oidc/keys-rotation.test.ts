@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
 import { defaults } from '../../src/config/defaults.js';
-import { rotateSigningKey } from '../../src/oidc/keys.js';
+import { rotateSigningKey } from '../../src/stores/signing-keys.store.js';
 import { type TestApp, buildTestApp, json } from '../helpers/app.js';
 import { type TestClient, createApp, createBrand, form } from '../helpers/oidc.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { issueAuthorizationCode } from '../../src/oidc/codes.js';
-import { revokeAllForUser, revokeTokensForGrant, sweepExpired } from '../../src/oidc/revocation.js';
+import { revokeAllForUser, revokeTokensForGrant, sweepExpired } from '../../src/stores/revocations.store.js';
 import { type TestApp, type TestUser, buildTestApp, consoleToken, createUser, json } from '../helpers/app.js';
 import {
   type TestBrand,

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { decodeJwt } from 'jose';
 import { defaults } from '../../src/config/defaults.js';
-import { identityHash } from '../../src/modules/users/identities.js';
+import { identityHash } from '../../src/oidc/signin/identities.js';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
 import {
   type SeededClient,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApiError } from '../../src/http/errors.js';
 import { sha256 } from '../../src/lib/hash.js';
-import { createWalletChallenge, verifyWalletProof } from '../../src/solana/siws.js';
+import { createWalletChallenge, verifyWalletProof } from '../../src/oidc/signin/wallet-challenges.js';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
 import { type SeededClient, seedClient } from '../helpers/signin.js';
 import { createTestWallet } from '../helpers/wallet.js';

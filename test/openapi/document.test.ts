@@ -12,6 +12,8 @@ const HOSTED_PAGES = [
   'GET /console',
   'GET /console/*',
   'GET /console/assets/*',
+  // The brand editor's preview: the hosted sign-in page in the console's frame.
+  'GET /console/brand-preview',
   'GET /docs',
   'GET /docs/docs.js',
   'GET /docs/swagger-ui.css',

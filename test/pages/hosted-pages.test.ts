@@ -8,7 +8,7 @@ import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/browser.js';
 import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
 import { pageAssetRoutes } from '../../src/oidc/pages/assets.js';
 import { sendSignedOutPage } from '../../src/oidc/pages/html.js';
-import { sendLinkResultPage, sendTelegramWidgetPage } from '../../src/oidc/signin/providers/pages.js';
+import { sendLinkResultPage, sendTelegramWidgetPage } from '../../src/oidc/signin/provider-pages.js';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/net.js';
 import { type SeededClient, authorizeQuery, seedClient } from '../helpers/signin.js';

@@ -8,7 +8,7 @@ import {
   translator,
 } from '../../src/oidc/pages/i18n.js';
 import { en } from '../../src/oidc/pages/i18n/en.js';
-import { PROVIDER_ERROR_MESSAGES } from '../../src/oidc/signin/providers/flow.js';
+import { PROVIDER_ERROR_MESSAGES } from '../../src/oidc/signin/provider-flow.js';
 
 describe('page language', () => {
   it('ranks ui_locales first, then Accept-Language by q (ties keep their order)', () => {

@@ -267,7 +267,7 @@ describe('linking and unlinking providers, restoring accounts, and secrets', () 
   });
 
   it('expired link states are swept; live ones stay', async () => {
-    const { deleteExpiredProviderStates } = await import('../../src/oidc/signin/providers/states.js');
+    const { deleteExpiredProviderStates } = await import('../../src/stores/provider-states.store.js');
     const res = await startLink('google', { authorization: `Bearer ${await consoleToken(w.t, userId)}` });
     assert.equal(res.statusCode, 200);
     const live = () =>

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { defaults } from '../../src/config/defaults.js';
 import { sha256 } from '../../src/lib/hash.js';
 import { sweepDeletedAccounts } from '../../src/modules/users/account.service.js';
-import { restoreIfInGrace, upsertOAuthLink } from '../../src/modules/users/users.service.js';
+import { restoreIfInGrace, upsertOAuthLink } from '../../src/stores/accounts.store.js';
 import { type TestApp, type TestUser, buildTestApp, consoleToken, createUser, json } from '../helpers/app.js';
 import { type SeededClient, seedClient } from '../helpers/signin.js';
 import { createTestWallet, type TestWallet } from '../helpers/wallet.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { recordActivity } from '../../src/modules/users/activity.js';
-import { oauthLinkTokens, upsertOAuthLink } from '../../src/modules/users/users.service.js';
+import { oauthLinkTokens, upsertOAuthLink } from '../../src/stores/accounts.store.js';
 import { type TestApp, type TestUser, buildTestApp, createUser, json } from '../helpers/app.js';
 import { createTestWallet } from '../helpers/wallet.js';
 

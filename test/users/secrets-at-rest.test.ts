@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
-import { upsertOAuthLink } from '../../src/modules/users/users.service.js';
+import { upsertOAuthLink } from '../../src/stores/accounts.store.js';
 import { type TestApp, buildTestApp, createUser, json } from '../helpers/app.js';
 import { createTestWallet } from '../helpers/wallet.js';
 

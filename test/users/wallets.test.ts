@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import bs58 from 'bs58';
-import { createWalletChallenge } from '../../src/solana/siws.js';
+import { createWalletChallenge } from '../../src/oidc/signin/wallet-challenges.js';
 import { type TestApp, type TestUser, buildTestApp, consoleToken, createUser, json } from '../helpers/app.js';
 import { seedClient } from '../helpers/signin.js';
 import { createTestWallet, type TestWallet } from '../helpers/wallet.js';

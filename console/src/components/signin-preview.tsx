@@ -1,48 +1,31 @@
-import { METHOD_LABELS, previewColor } from '../lib/providers.js';
+import { useEffect, useState } from 'preact/hooks';
+import { type PreviewValues, previewUrl } from '../lib/preview.js';
+
+/** How long the form must rest before the preview reloads (each reload renders the page again). */
+const SETTLE_MS = 250;
 
 /**
- * A live preview of the brand's hosted sign-in page: the same layout, labels and colour rule as the
- * page Gatehouse serves (src/oidc/pages), drawn from the form's current values.
+ * A live preview of the brand's hosted sign-in page: the page itself, rendered by the hosted page's
+ * renderer with the form's unsaved values, in a same-origin frame of the console. It is inert: it
+ * belongs to no sign-in, and the sandbox lets it neither submit forms nor navigate the console.
  */
-export function SigninPreview(props: {
-  name: string;
-  logoUrl?: string | null;
-  color?: string | null;
-  privacyPolicyUrl?: string | null;
-  termsUrl?: string | null;
-  order: string[];
-}) {
-  const color = previewColor(props.color);
+export function SigninPreview(props: PreviewValues) {
+  const src = previewUrl(props);
+  const [shown, setShown] = useState(src);
+  useEffect(() => {
+    const timer = setTimeout(() => setShown(src), SETTLE_MS);
+    return () => clearTimeout(timer);
+  }, [src]);
   return (
     <figure>
-      <div
-        class="preview"
+      <iframe
+        class="preview-frame"
         data-testid="signin-preview"
-        data-color={color}
-        role="img"
-        aria-label={`Preview of the sign-in page of ${props.name || 'this brand'}`}
-      >
-        {props.logoUrl && <img src={props.logoUrl} alt="" />}
-        <h3>{props.name || 'Brand name'}</h3>
-        <p class="sub">
-          to continue to <strong>Your app</strong>
-        </p>
-        {props.order.map((m) => (
-          <span
-            key={m}
-            class={m === 'solana' ? 'pv-button primary' : 'pv-button'}
-            style={m === 'solana' ? { background: color, borderColor: color } : { color, borderColor: color }}
-          >
-            {METHOD_LABELS[m] ?? m}
-          </span>
-        ))}
-        {(props.privacyPolicyUrl || props.termsUrl) && (
-          <footer>
-            {props.privacyPolicyUrl && <span>Privacy policy</span>}
-            {props.termsUrl && <span>Terms</span>}
-          </footer>
-        )}
-      </div>
+        title={`Preview of the sign-in page of ${props.name || 'this brand'}`}
+        src={shown}
+        sandbox="allow-scripts allow-same-origin"
+        loading="lazy"
+      />
       <figcaption>Live preview of the hosted sign-in page</figcaption>
     </figure>
   );

@@ -134,6 +134,8 @@ export function Confirm(props: {
   problem?: ApiProblem;
   onConfirm: () => void;
   onCancel: () => void;
+  /** Buttons that replace the confirm button (one per wallet that can sign, say). */
+  actions?: ComponentChildren;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const [typed, setTyped] = useState('');
@@ -166,15 +168,17 @@ export function Confirm(props: {
           <button type="button" class="secondary" onClick={props.onCancel}>
             Cancel
           </button>
-          <button
-            type="button"
-            class="danger"
-            disabled={!ready || props.busy}
-            aria-busy={props.busy ? 'true' : undefined}
-            onClick={props.onConfirm}
-          >
-            {props.confirmLabel}
-          </button>
+          {props.actions ?? (
+            <button
+              type="button"
+              class="danger"
+              disabled={!ready || props.busy}
+              aria-busy={props.busy ? 'true' : undefined}
+              onClick={props.onConfirm}
+            >
+              {props.confirmLabel}
+            </button>
+          )}
         </footer>
       </article>
     </dialog>

@@ -1,14 +1,20 @@
-import { api, unwrap } from '../api.js';
+import { useState } from 'preact/hooks';
+import { uploadFile } from '../api.js';
 import { useAction } from '../hooks.js';
 import { FormProblem } from './ui.js';
 
-/** Uploads an image through `POST /files` and hands back the FileTracker id and URL. */
+const kb = (n: number) => (n < 1024 ? `${n} bytes` : `${(n / 1024).toFixed(1)} KB`);
+
+/** Uploads an image through `POST /files`, with its progress, and hands back the FileTracker id and URL. */
 export function ImageUpload(props: {
   label: string;
   disabled: boolean;
   onUploaded: (id: string, url: string) => void;
 }) {
   const action = useAction();
+  const [progress, setProgress] = useState<{ loaded: number; total: number } | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const percent = progress && progress.total > 0 ? Math.round((progress.loaded / progress.total) * 100) : 0;
   return (
     <div>
       <label>
@@ -21,23 +27,26 @@ export function ImageUpload(props: {
           onChange={async (e) => {
             const file = (e.target as HTMLInputElement).files?.[0];
             if (!file) return;
+            setDone(null);
+            setProgress({ loaded: 0, total: file.size });
             const tracker = await action.run(() =>
-              unwrap(
-                api.POST('/files', {
-                  body: { file } as never,
-                  bodySerializer: () => {
-                    const form = new FormData();
-                    form.append('file', file);
-                    return form;
-                  },
-                }),
-              ),
+              uploadFile(file, (loaded, total) => setProgress({ loaded, total })),
             );
-            if (tracker) props.onUploaded(tracker.id, tracker.url);
+            setProgress(null);
+            if (tracker) {
+              setDone(`Uploaded ${file.name} (${kb(tracker.bytes)}).`);
+              props.onUploaded(tracker.id, tracker.url);
+            }
           }}
         />
       </label>
-      {action.busy && <progress aria-label="Uploading" />}
+      {progress && (
+        <>
+          <progress aria-label={`Uploading, ${percent}%`} value={progress.loaded} max={progress.total || 1} />
+          <small aria-live="polite">Uploading… {percent}%</small>
+        </>
+      )}
+      {done && <small role="status">{done}</small>}
       <FormProblem problem={action.problem} />
     </div>
   );

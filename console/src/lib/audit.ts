@@ -65,3 +65,21 @@ export function pageLabel(offset: number, count: number, total: number): string 
   if (count === 0) return `0 of ${total}`;
   return `${offset + 1}–${offset + count} of ${total}`;
 }
+
+interface UserLike {
+  firstName?: string;
+  lastName?: string;
+  username?: string;
+  userPublicKeys?: { address: string; isPrimary?: boolean }[];
+}
+
+/** How a person is named on screen: their name, else username, else their (primary) wallet, else id. */
+export function displayName(user: UserLike | undefined, id: string): string {
+  const full = [user?.firstName, user?.lastName].filter(Boolean).join(' ');
+  if (full) return full;
+  if (user?.username) return user.username;
+  const keys = user?.userPublicKeys ?? [];
+  const wallet = (keys.find((k) => k.isPrimary) ?? keys[0])?.address;
+  if (wallet) return `wallet ${wallet.slice(0, 4)}…${wallet.slice(-4)}`;
+  return id;
+}

@@ -8,6 +8,7 @@ import {
   type AuditFilters,
   type AuditView,
   auditQueryString,
+  displayName,
   isoToLocal,
   localToIso,
   PAGE_SIZES,
@@ -19,12 +20,6 @@ import { useOrg } from '../session.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: API shapes come from the generated client
 type Json = any;
-
-/** A member's display name: their name, else their username, else their id. */
-function displayName(user: Json, id: string): string {
-  const full = [user?.firstName, user?.lastName].filter(Boolean).join(' ');
-  return full || user?.username || id;
-}
 
 export function AuditLog() {
   const o = useOrg();

@@ -206,6 +206,7 @@ function BrandForm(props: {
         logoUrl={v.logo?.url}
         privacyPolicyUrl={v.privacyPolicyUrl}
         termsUrl={v.termsUrl}
+        supportEmail={v.supportEmail}
         order={v.order}
       />
     </div>

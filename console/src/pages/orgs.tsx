@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api.js';
 import { Confirm, Empty, Field, FormProblem, GuardedButton } from '../components/ui.js';
 import { ImageUpload } from '../components/upload.js';
-import { useAction } from '../hooks.js';
+import { useAction, useAvailability } from '../hooks.js';
 import { slugFromName, slugProblem } from '../lib/slug.js';
 import { useOrg, useSession } from '../session.js';
 
@@ -51,7 +51,17 @@ export function CreateOrg() {
   const [description, setDescription] = useState('');
   const action = useAction();
   const shownSlug = slugEdited ? slug : slugFromName(name);
-  const slugError = shownSlug ? slugProblem(shownSlug) : null;
+  const slugFormat = shownSlug ? slugProblem(shownSlug) : null;
+  const availability = useAvailability(shownSlug, Boolean(shownSlug) && !slugFormat, (s) =>
+    unwrap(api.GET('/identity/organization-slug-availability', { params: { query: { slug: s } } })),
+  );
+  const slugError =
+    slugFormat ??
+    (availability && !availability.available
+      ? availability.reason === 'reserved'
+        ? `${shownSlug} belonged to a deleted organization and stays reserved for 90 days.`
+        : `${shownSlug} is taken.`
+      : null);
   return (
     <>
       <h1>Create an organization</h1>
@@ -85,7 +95,11 @@ export function CreateOrg() {
           name="slug"
           required
           value={shownSlug}
-          hint="Lower-case letters, digits and dashes; 3 to 30 characters. It appears in URLs and cannot change."
+          hint={
+            availability?.available
+              ? `${shownSlug} is available.`
+              : 'Lower-case letters, digits and dashes; 3 to 30 characters. It appears in URLs and cannot change.'
+          }
           error={
             slugError ??
             action.problem?.fields.slug ??

@@ -4,8 +4,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, unwrap } from '../api.js';
 import { Confirm, Empty, Field, FormProblem, GuardedButton, LoadError, Loading } from '../components/ui.js';
 import { useAction, useLoad } from '../hooks.js';
-import { toProblem } from '../lib/problems.js';
-import { addressProblem, rawAmountProblem, toTokens } from '../lib/tokens.js';
+import { type ApiProblem, toProblem } from '../lib/problems.js';
+import { addressProblem, rawAmountProblem, toRaw, toTokens } from '../lib/tokens.js';
 import { useOrg } from '../session.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: API shapes come from the generated client
@@ -52,6 +52,65 @@ function amountHint(raw: string, mint: Mint | null): string {
   const base = 'In raw units (the smallest unit of the token).';
   if (!mint?.found || mint.decimals === undefined || !raw || rawAmountProblem(raw)) return base;
   return `${base} ${raw} = ${toTokens(raw, mint.decimals)} tokens (this mint has ${mint.decimals} decimals).`;
+}
+
+/**
+ * `minHoldings` in raw units, and, when the mint's decimals are known, the same amount in tokens:
+ * typing either updates the other (exactly, as strings).
+ */
+function AmountFields({
+  raw,
+  onRaw,
+  mint,
+  problem,
+}: {
+  raw: string;
+  onRaw: (raw: string) => void;
+  mint: Mint | null;
+  problem?: ApiProblem;
+}) {
+  const decimals = mint?.found ? mint.decimals : undefined;
+  const [tokens, setTokens] = useState<string | null>(null);
+  const shown =
+    tokens ?? (decimals !== undefined && raw && !rawAmountProblem(raw) ? toTokens(raw, decimals) : '');
+  const tokensError =
+    tokens && decimals !== undefined && toRaw(tokens, decimals) === null
+      ? `A number with at most ${decimals} decimals.`
+      : null;
+  return (
+    <>
+      <Field
+        label="Minimum holdings"
+        name="minHoldings"
+        required
+        inputMode="numeric"
+        value={raw}
+        hint={amountHint(raw, mint)}
+        error={rawAmountProblem(raw)}
+        problem={problem}
+        onInput={(e) => {
+          setTokens(null);
+          onRaw((e.target as HTMLInputElement).value.trim());
+        }}
+      />
+      {decimals !== undefined && (
+        <Field
+          label="Minimum holdings in tokens"
+          name="minTokens"
+          inputMode="decimal"
+          value={shown}
+          hint="Fills the raw amount above."
+          error={tokensError}
+          onInput={(e) => {
+            const v = (e.target as HTMLInputElement).value.trim();
+            setTokens(v);
+            const r = toRaw(v, decimals);
+            if (r !== null) onRaw(r);
+          }}
+        />
+      )}
+    </>
+  );
 }
 
 function GateNav({ current }: { current: string }) {
@@ -193,17 +252,7 @@ function CreateGate({ deny, onCreated }: { deny: string | null; onCreated: () =>
             problem={create.problem}
             onInput={(e) => setMint((e.target as HTMLInputElement).value.trim())}
           />
-          <Field
-            label="Minimum holdings"
-            name="minHoldings"
-            required
-            inputMode="numeric"
-            value={minHoldings}
-            hint={amountHint(minHoldings, mint)}
-            error={amountError}
-            problem={create.problem}
-            onInput={(e) => setMin((e.target as HTMLInputElement).value.trim())}
-          />
+          <AmountFields raw={minHoldings} onRaw={setMin} mint={mint} problem={create.problem} />
         </fieldset>
         <FormProblem problem={create.problem} />
         <GuardedButton
@@ -355,17 +404,7 @@ function EditGate({
             Mint <code class="break">{gate.mintAddress}</code>
             {mint?.found && ` (${mint.decimals} decimals)`}
           </p>
-          <Field
-            label="Minimum holdings"
-            name="minHoldings"
-            required
-            inputMode="numeric"
-            value={minHoldings}
-            hint={amountHint(minHoldings, mint)}
-            error={amountError}
-            problem={save.problem}
-            onInput={(e) => setMin((e.target as HTMLInputElement).value.trim())}
-          />
+          <AmountFields raw={minHoldings} onRaw={setMin} mint={mint} problem={save.problem} />
         </fieldset>
         <FormProblem problem={save.problem} />
         <GuardedButton type="submit" denied={deny} disabled={Boolean(amountError) || !name}>

@@ -13,7 +13,7 @@ import {
   Loading,
 } from '../components/ui.js';
 import { useAction, useLoad } from '../hooks.js';
-import { eventsOf, type EventType, receiverSnippet, STATUS_LABELS } from '../lib/webhooks.js';
+import { choiceOf, eventsOf, type EventType, receiverSnippet, STATUS_LABELS } from '../lib/webhooks.js';
 import { localToIso } from '../lib/audit.js';
 import { useOrg } from '../session.js';
 
@@ -416,8 +416,81 @@ export function WebhookDetail() {
       >
         <p>Deliveries stop, and its delivery log goes with it.</p>
       </Confirm>
+      <EditWebhook key={w.updatedAt} hook={w} deny={deny} onSaved={hook.reload} />
       <DeliveryLog key={logVersion} hookId={id} deny={deny} />
     </>
+  );
+}
+
+/** The URL and the events, with the same picker as at creation. */
+function EditWebhook({
+  hook,
+  deny,
+  onSaved,
+}: {
+  hook: Json;
+  deny: string | null;
+  onSaved: () => Promise<void>;
+}) {
+  const o = useOrg();
+  const catalog = useCatalog(o.slug);
+  const initial = choiceOf(hook.events);
+  const [url, setUrl] = useState<string>(hook.url);
+  const [all, setAll] = useState(initial.all);
+  const [chosen, setChosen] = useState(initial.chosen);
+  const [saved, setSaved] = useState(false);
+  const save = useAction();
+  const events = eventsOf({ all, chosen }, (catalog.data?.items ?? []) as EventType[]);
+  return (
+    <details>
+      <summary>Edit URL and events</summary>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setSaved(false);
+          const ok = await save.run(() =>
+            unwrap(
+              api.PATCH('/identity/organizations/{orgSlug}/webhooks/{id}', {
+                params: { path: { orgSlug: o.slug, id: hook.id } },
+                body: { url, events },
+              }),
+            ),
+          );
+          if (ok) {
+            setSaved(true);
+            await onSaved();
+          }
+        }}
+      >
+        <fieldset disabled={Boolean(deny)}>
+          <Field
+            label="Endpoint URL"
+            name="url"
+            type="url"
+            required
+            value={url}
+            problem={save.problem}
+            onInput={(e) => setUrl((e.target as HTMLInputElement).value)}
+          />
+          {catalog.data && (
+            <EventPicker
+              catalog={catalog.data.items}
+              all={all}
+              chosen={chosen}
+              onChange={(a, c) => {
+                setAll(a);
+                setChosen(c);
+              }}
+            />
+          )}
+        </fieldset>
+        <FormProblem problem={save.problem} />
+        <GuardedButton type="submit" denied={deny} disabled={!url || events.length === 0}>
+          Save webhook
+        </GuardedButton>
+        {saved && <p role="status">Saved.</p>}
+      </form>
+    </details>
   );
 }
 
@@ -459,7 +532,8 @@ function DisabledNotice({
           <ul>
             {failures.data.items.map((d: Json) => (
               <li key={d.id}>
-                {when(d.deliveredAt ?? d.queuedAt)}: {d.event}, {STATUS_LABELS[d.status] ?? d.status}
+                <code>{d.event}</code> queued {when(d.queuedAt)}, {d.attemptCount} attempts:{' '}
+                {STATUS_LABELS[d.status] ?? d.status}
                 {d.responseCode ? ` (HTTP ${d.responseCode})` : ''}
                 {d.responseBodyExcerpt ? ` “${d.responseBodyExcerpt.slice(0, 80)}”` : ''}
               </li>
@@ -659,14 +733,9 @@ function DeliveryRow({
         </td>
         <td>{d.attemptCount}</td>
         <td>
-          <button
-            type="button"
-            class="secondary outline"
-            aria-expanded={open}
-            aria-label={`Details of delivery ${d.id}`}
-            onClick={() => setOpen(!open)}
-          >
+          <button type="button" class="secondary outline" aria-expanded={open} onClick={() => setOpen(!open)}>
             {open ? 'Hide' : 'Show'}
+            <span class="visually-hidden"> details of delivery {d.id}</span>
           </button>
         </td>
       </tr>

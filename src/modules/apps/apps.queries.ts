@@ -77,6 +77,41 @@ export function softDeleteApp(db: Executor, id: string, now: Date): Promise<AppR
   return updateApp(db, id, { enabled: false, deleted_at: now, updated_at: now });
 }
 
+/**
+ * The issuer's view of a client (src/stores/clients.store.ts): the enabled app with this client id
+ * of a live brand of a live org, or null.
+ */
+export async function findLiveClient(db: Executor, clientId: string) {
+  const row = await db
+    .selectFrom('apps')
+    .innerJoin('brands', 'brands.id', 'apps.brand_id')
+    .innerJoin('orgs', 'orgs.id', 'apps.org_id')
+    .select([
+      'apps.id as appId',
+      'apps.client_id as clientId',
+      'apps.org_id as orgId',
+      'orgs.slug as orgSlug',
+      'apps.brand_id as brandId',
+      'brands.slug as brandSlug',
+      'brands.name as brandName',
+      'apps.name as name',
+      'apps.type as type',
+      'apps.is_confidential as isConfidential',
+      'apps.first_party as firstParty',
+      'apps.redirect_uris as redirectUris',
+      'apps.allowed_grant_types as allowedGrantTypes',
+      'apps.allowed_scopes as allowedScopes',
+      'apps.client_secret_hash as secretHash',
+    ])
+    .where('apps.client_id', '=', clientId)
+    .where('apps.enabled', '=', true)
+    .where('apps.deleted_at', 'is', null)
+    .where('brands.deleted_at', 'is', null)
+    .where('orgs.deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
 /** Inserts the app, or when its client id exists, only resets its redirect URIs (start-up bootstrap). */
 export async function upsertAppRedirectUris(db: Executor, row: Insertable<AppsTable>): Promise<void> {
   await db

@@ -5,8 +5,9 @@ import { mapDbError } from '../../http/db-conflicts.js';
 import type { AppRow, AppsTable, BrandRow, Executor, OrgRow } from '../../db/schema.js';
 import { diff, recordMutation } from '../../events/outbox.js';
 import { type FieldError, notFound, unprocessable, validationFailed } from '../../http/errors.js';
-import { safeEqual, sha256 } from '../../lib/hash.js';
+import { sha256 } from '../../lib/hash.js';
 import { newId, newSecret, randomAlphanumeric } from '../../lib/ids.js';
+import { clientSecretMatches } from '../../oidc/client-auth.js';
 import { STANDARD_SCOPES } from '../../oidc/discovery.js';
 import { lockBrand, requireBrand } from '../brands/brands.service.js';
 import { scopeNames } from '../scopes/scopes.queries.js';
@@ -41,10 +42,9 @@ export function toApp(row: AppRow, brandSlug: string): AppOut {
   };
 }
 
-/** Timing-safe check of a presented client secret against the stored SHA-256 (for the issuer). */
+/** Timing-safe check of a presented client secret against the stored SHA-256 (the issuer's one check). */
 export function verifyClientSecret(app: Pick<AppRow, 'client_secret_hash'>, presented: string): boolean {
-  if (!app.client_secret_hash) return false;
-  return safeEqual(sha256(presented), app.client_secret_hash);
+  return clientSecretMatches(app.client_secret_hash, presented);
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]']);

@@ -97,3 +97,60 @@ export async function insertBrandIfAbsent(db: Executor, row: Insertable<BrandsTa
     .onConflict((oc) => oc.doNothing())
     .execute();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Sign-in's reads (src/stores/signin-brands.store.ts and provider-states.store.ts call these)
+
+/** A live brand as the interaction view shows it. */
+export async function brandPresentation(db: Executor, id: string) {
+  const row = await db
+    .selectFrom('brands')
+    .select([
+      'id',
+      'org_id as orgId',
+      'slug',
+      'name',
+      'logo_file_id as logoFileId',
+      'primary_color as primaryColor',
+      'privacy_policy_url as privacyPolicyUrl',
+      'terms_url as termsUrl',
+      'provider_order as providerOrder',
+    ])
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+/** A live brand as the hosted pages show it (header, colour, footer). */
+export async function brandPageFields(db: Executor, id: string) {
+  const row = await db
+    .selectFrom('brands')
+    .select(['name', 'logo_file_id', 'primary_color', 'support_email', 'privacy_policy_url', 'terms_url'])
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+/** A live brand's id and callback id (the path segment of its provider returns). */
+export async function brandCallbackId(db: Executor, id: string) {
+  const row = await db
+    .selectFrom('brands')
+    .select(['id', 'oauth_callback_id as oauthCallbackId'])
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+/** The brand a provider return's callback id names (`live`: not soft-deleted). */
+export async function brandIdByCallbackId(
+  db: Executor,
+  oauthCallbackId: string,
+  opts: { live: boolean },
+): Promise<string | null> {
+  let q = db.selectFrom('brands').select('id').where('oauth_callback_id', '=', oauthCallbackId);
+  if (opts.live) q = q.where('deleted_at', 'is', null);
+  return (await q.executeTakeFirst())?.id ?? null;
+}

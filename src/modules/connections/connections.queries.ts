@@ -75,3 +75,13 @@ export function findSealedConnection(db: Executor, brandId: string, type: string
     .where('brands.deleted_at', 'is', null)
     .executeTakeFirst();
 }
+
+/** Each connection type of the brand with its switch (type → enabled). */
+export async function connectionSwitches(db: Executor, brandId: string): Promise<Map<string, boolean>> {
+  const rows = await db
+    .selectFrom('connections')
+    .select(['type', 'enabled'])
+    .where('brand_id', '=', brandId)
+    .execute();
+  return new Map(rows.map((c) => [c.type, c.enabled]));
+}

@@ -8,7 +8,8 @@ import { recordMutation } from '../../events/outbox.js';
 import { fieldErrors } from '../../http/error-handler.js';
 import { type FieldError, notFound, validationFailed } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
-import type { ProviderType } from '../../providers/types.js';
+import { callbackUrl, enabledTypes, operatorDefaultCredentials } from '../../providers/config.js';
+import type { ProviderConfig, ProviderType } from '../../providers/types.js';
 import { lockBrand, requireBrand } from '../brands/brands.service.js';
 import { liveBrandExists } from '../brands/brands.queries.js';
 import { type Connection, PROVIDER_CONFIG_SCHEMAS } from './connections.schemas.js';
@@ -16,25 +17,12 @@ import * as q from './connections.queries.js';
 
 type ConnectionOut = Static<typeof Connection>;
 
-/** Brand credentials for OAuth providers (google, microsoft, discord, facebook, x, matrica). */
-export interface OAuthProviderConfig {
-  clientId: string;
-  clientSecret: string;
-  scopes?: string[];
-  /** microsoft only: `common`, `organizations`, `consumers`, a tenant id or domain. */
-  tenant?: string;
-}
-export interface AppleProviderConfig {
-  clientId: string;
-  teamId: string;
-  keyId: string;
-  privateKey: string;
-}
-export interface TelegramProviderConfig {
-  botToken: string;
-  botUsername: string;
-}
-export type ProviderConfig = OAuthProviderConfig | AppleProviderConfig | TelegramProviderConfig;
+export type {
+  AppleProviderConfig,
+  OAuthProviderConfig,
+  ProviderConfig,
+  TelegramProviderConfig,
+} from '../../providers/types.js';
 
 const ajv = new Ajv.default({ allErrors: true, strict: false, coerceTypes: false, removeAdditional: false });
 // Wrapped in `{ config }` so error paths read `config.clientSecret`, like the rest of the body's.
@@ -71,9 +59,7 @@ function isP256PrivateKey(pem: string): boolean {
 
 const aadOf = (brandId: string, type: string) => `connection:${brandId}:${type}`;
 
-export function callbackUrl(ctx: AppContext, oauthCallbackId: string, type: string): string {
-  return `${ctx.config.baseUrl}/oauth/${type}/${oauthCallbackId}/callback`;
-}
+export { callbackUrl };
 
 function toConnection(
   ctx: AppContext,
@@ -191,30 +177,7 @@ export async function deleteConnection(
   });
 }
 
-const REQUIRED_DEFAULTS: Record<ProviderType, string[]> = {
-  google: ['clientId', 'clientSecret'],
-  microsoft: ['clientId', 'clientSecret'],
-  discord: ['clientId', 'clientSecret'],
-  facebook: ['clientId', 'clientSecret'],
-  x: ['clientId', 'clientSecret'],
-  matrica: ['clientId', 'clientSecret'],
-  apple: ['clientId', 'teamId', 'keyId', 'privateKey'],
-  telegram: ['botToken', 'botUsername'],
-};
-const OPTIONAL_DEFAULTS: Partial<Record<ProviderType, string[]>> = { microsoft: ['tenant'] };
-
-/** The operator's credentials for `type` (PROVIDER_<TYPE>_*), or null when incomplete. */
-export function operatorDefaultCredentials(ctx: AppContext, type: ProviderType): ProviderConfig | null {
-  const env = ctx.config.providers[type] ?? {};
-  const out: Record<string, string> = {};
-  for (const k of REQUIRED_DEFAULTS[type]) {
-    const v = env[k];
-    if (!v) return null;
-    out[k] = v;
-  }
-  for (const k of OPTIONAL_DEFAULTS[type] ?? []) if (env[k]) out[k] = env[k] as string;
-  return out as unknown as ProviderConfig;
-}
+export { operatorDefaultCredentials };
 
 /**
  * The credentials a live brand signs in with for `type`: its own connection's config when it has an
@@ -237,4 +200,12 @@ export async function resolveConnectionCredentials(
   if (!(await liveBrandExists(ctx.db, brandId))) return null;
   const config = operatorDefaultCredentials(ctx, type);
   return config ? { source: 'default', config } : null;
+}
+
+/**
+ * Provider types a brand offers: its own enabled connections, and the operator's defaults for the
+ * types where the brand has no connection at all (a disabled connection switches the type off).
+ */
+export async function enabledProviderTypes(ctx: AppContext, brandId: string): Promise<ProviderType[]> {
+  return enabledTypes(ctx, await q.connectionSwitches(ctx.db, brandId));
 }

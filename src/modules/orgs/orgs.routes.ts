@@ -13,6 +13,7 @@ import { CreateOrgBody, OrgListQuery, OrgParams, OrgSchema, UpdateOrgBody } from
 import { createOrg, deleteOrg, listOrgs, presentOrg, updateOrg } from './orgs.service.js';
 import { rolesRoutes } from './roles.routes.js';
 import { slugAvailabilityRoutes } from './slug-availability.routes.js';
+import { systemPermissionsRoutes } from './system-permissions.routes.js';
 import { routeDoc } from '../../http/route-doc.js';
 
 /** The routes under `/:orgSlug`, registered for members and again as the admin mirror. */
@@ -135,6 +136,7 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   await app.register(slugAvailabilityRoutes);
+  await app.register(systemPermissionsRoutes);
   await app.register(orgScopedRoutes, { prefix: '/identity/organizations', admin: false });
   await app.register(orgScopedRoutes, { prefix: '/admin/identity/organizations', admin: true });
 };

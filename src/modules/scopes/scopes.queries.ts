@@ -69,3 +69,13 @@ export async function appsUsingScope(db: Executor, brandId: string, name: string
     .execute();
   return rows.map((r) => r.client_id);
 }
+
+/** The brand's own scope vocabulary, name → description (the consent screen's words). */
+export async function scopeDescriptions(db: Executor, brandId: string): Promise<Map<string, string>> {
+  const rows = await db
+    .selectFrom('brand_scopes')
+    .select(['name', 'description'])
+    .where('brand_id', '=', brandId)
+    .execute();
+  return new Map(rows.map((x) => [x.name, x.description]));
+}

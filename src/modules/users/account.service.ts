@@ -1,9 +1,8 @@
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
-import { revokeAllForUser } from '../../oidc/revocation.js';
-import { destroyUserSessions } from '../../oidc/signin/sessions.js';
-import { identityHash } from './identities.js';
+import { revokeUserTokens } from '../../oidc/revocation.js';
+import { identityHash } from '../../oidc/signin/identities.js';
 
 /**
  * DELETE /users/me. At once: sessions destroyed, issued tokens revoked, linked provider accounts,
@@ -46,9 +45,10 @@ export async function deleteAccount(ctx: AppContext, userId: string): Promise<vo
         .execute();
     }
     await trx.deleteFrom('api_keys').where('user_id', '=', userId).execute();
-    await trx.deleteFrom('wallet_challenges').where('user_id', '=', userId).execute();
-    await destroyUserSessions(trx, userId);
-    await revokeAllForUser(trx, ctx.clock, userId);
+    const signin = ctx.stores.signin.on(trx);
+    await signin.walletChallenges.deleteOfUser(userId);
+    await signin.sessions.deleteOfUser(userId);
+    await revokeUserTokens(ctx, trx, userId);
   });
 }
 

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js';
+import { parseBearer } from '../../http/auth.js';
 import { invalidToken, notFound } from '../../http/errors.js';
 import { revokeConsentGrant } from '../../oidc/consent.js';
-import { verifyJwt } from '../../oidc/jwt.js';
 
 export interface ConsentGrantView {
   id: string;
@@ -53,12 +53,10 @@ export async function revokeGrant(
  * of an enabled, live app, passing the issuer's revocation checks. Returns its client id.
  */
 export async function verifyAppToken(ctx: AppContext, authorization: string | undefined): Promise<string> {
-  const m = authorization ? /^Bearer[ ]+([\x21-\x7e]+)\s*$/i.exec(authorization) : null;
-  if (!m) throw invalidToken('an access token from the client credentials grant is required');
-  const claims = await verifyJwt(ctx.keys, ctx.clock, m[1], { issuer: ctx.config.issuer, typ: 'at+jwt' });
-  if (!claims || typeof claims.client_id !== 'string' || claims.sub !== claims.client_id)
-    throw invalidToken();
-  for (const check of ctx.hooks.accessTokenChecks) if (!(await check(claims))) throw invalidToken();
+  const token = parseBearer(authorization);
+  if (!token) throw invalidToken('an access token from the client credentials grant is required');
+  const claims = await ctx.verifyAccessToken(token);
+  if (!claims || claims.sub !== claims.client_id) throw invalidToken();
   const app = await ctx.db
     .selectFrom('apps as a')
     .innerJoin('brands as b', 'b.id', 'a.brand_id')

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
-import { principalOf } from '../../http/auth.js';
+import { parseBearer, principalOf } from '../../http/auth.js';
 import { forbidden } from '../../http/errors.js';
 import { declareKeyScope } from '../../http/key-scopes.js';
 import { apiKeyAllows } from '../../http/permissions.js';
@@ -41,7 +41,7 @@ export const requireAccessToken = documentGuard(
 /** `auth_time` of the caller's access token (already verified by `authenticate`), if any. */
 export function authTimeOf(req: FastifyRequest): number | undefined {
   if (principalOf(req).kind !== 'access_token') return undefined;
-  const token = req.headers.authorization?.replace(/^Bearer[ ]+/i, '').trim();
+  const token = parseBearer(req.headers.authorization);
   if (!token) return undefined;
   const claims = decodeJwt(token);
   return typeof claims.auth_time === 'number' ? claims.auth_time : undefined;

@@ -1,5 +1,15 @@
-import type { Selectable } from 'kysely';
-import type { ActivityTable, ApiKeysTable, Executor, OAuthLinksTable, UserRow } from '../../db/schema.js';
+import type { Insertable, Selectable } from 'kysely';
+import { defaults } from '../../config/defaults.js';
+import type {
+  ActivityTable,
+  ApiKeysTable,
+  Executor,
+  OAuthLinksTable,
+  UserRow,
+  UsersTable,
+} from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import { identityHash, type SignInIdentity } from '../../oidc/signin/identities.js';
 
 export type ActivityRow = Selectable<ActivityTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
@@ -50,6 +60,39 @@ export async function oauthLinksOf(db: Executor, userId: string): Promise<OAuthL
     .execute();
 }
 
+/** A live user's profile claims source (for the issuer's tokens and /userinfo), with the uploaded picture's key. */
+export async function findLiveUserProfile(db: Executor, userId: string) {
+  const row = await db
+    .selectFrom('users')
+    .leftJoin('files', 'files.id', 'users.profile_picture_id')
+    .select([
+      'users.id',
+      'users.username',
+      'users.first_name',
+      'users.last_name',
+      'users.preferred_language',
+      'users.email',
+      'users.email_verified',
+      'users.external_profile_picture_url',
+      'files.file_key',
+    ])
+    .where('users.id', '=', userId)
+    .where('users.deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+/** Whether the user exists and is not deleted (nor in the deletion window). */
+export async function isUserLive(db: Executor, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select(['id'])
+    .where('id', '=', userId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return !!row;
+}
+
 /** The id of the account (deleted ones included) with this id or this (lower-cased) username. */
 export async function findAnyUserIdByIdOrUsername(db: Executor, ident: string): Promise<string | undefined> {
   const byId = await db.selectFrom('users').select('id').where('id', '=', ident).executeTakeFirst();
@@ -70,4 +113,212 @@ export async function findUserIdByWallet(db: Executor, address: string): Promise
     .where('address', '=', address)
     .executeTakeFirst();
   return row?.user_id;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sign-in identities (src/stores/accounts.store.ts implements sign-in's AccountStore with these)
+
+/**
+ * Inserts a user; with a username, the database decides who gets the name: on a clash (also with
+ * an account in its deletion grace window) the user is inserted without one.
+ */
+export async function insertUser(trx: Executor, values: Insertable<UsersTable>): Promise<UserRow> {
+  if (values.username) {
+    const row = await trx
+      .insertInto('users')
+      .values(values)
+      .onConflict((oc) => oc.constraint('users_username_key').doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (row) return row;
+  }
+  return trx
+    .insertInto('users')
+    .values({ ...values, username: null })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function deleteUserRow(db: Executor, userId: string): Promise<void> {
+  await db.deleteFrom('users').where('id', '=', userId).execute();
+}
+
+export async function touchUser(db: Executor, userId: string, now: Date): Promise<void> {
+  await db.updateTable('users').set({ last_seen: now }).where('id', '=', userId).execute();
+}
+
+export async function touchWallet(db: Executor, address: string, now: Date): Promise<void> {
+  await db
+    .updateTable('user_public_keys')
+    .set({ last_used_at: now })
+    .where('blockchain', '=', 'solana')
+    .where('address', '=', address)
+    .execute();
+}
+
+/**
+ * Sign-in with an identity that no live account holds: if an account that was deleted less than
+ * `accountDeletionGrace` ago had this identity, the deletion is reversed and its id returned (the
+ * caller then links the identity to it again, as on a first sign-in). Otherwise null.
+ * Runs in the caller's transaction; two concurrent sign-ins both get the same id.
+ */
+export async function restoreIfInGrace(
+  trx: Executor,
+  clock: Clock,
+  identity: SignInIdentity,
+): Promise<string | null> {
+  const cutoff = new Date(clock.nowMs() - defaults.accountDeletionGrace * 1000);
+  const candidate = await trx
+    .selectFrom('deleted_identities as d')
+    .innerJoin('users as u', 'u.id', 'd.user_id')
+    .select('u.id')
+    .where('d.identity_hash', '=', identityHash(identity))
+    .where('u.deleted_at', 'is not', null)
+    .where('u.deleted_at', '>', cutoff)
+    .orderBy('u.deleted_at', 'desc')
+    .executeTakeFirst();
+  if (!candidate) return null;
+  const restored = await trx
+    .updateTable('users')
+    .set({ deleted_at: null, updated_at: clock.now() })
+    .where('id', '=', candidate.id)
+    .where('deleted_at', '>', cutoff)
+    .returning('id')
+    .executeTakeFirst();
+  if (!restored) {
+    // A concurrent sign-in restored it first (or the sweeper took it): live means restored.
+    return (await liveUser(trx, candidate.id)) ? candidate.id : null;
+  }
+  await trx.deleteFrom('deleted_identities').where('user_id', '=', candidate.id).execute();
+  return candidate.id;
+}
+
+export async function liveUser(db: Executor, userId: string, lock = false): Promise<boolean> {
+  let q = db.selectFrom('users').select('id').where('id', '=', userId).where('deleted_at', 'is', null);
+  if (lock) q = q.forUpdate();
+  return !!(await q.executeTakeFirst());
+}
+
+export function findOAuthLink(db: Executor, provider: string, externalUserId: string) {
+  return db
+    .selectFrom('oauth_links')
+    .select(['id', 'user_id'])
+    .where('provider', '=', provider)
+    .where('external_user_id', '=', externalUserId)
+    .executeTakeFirst();
+}
+
+type OAuthLinkValues = Pick<
+  OAuthLinkRow,
+  | 'email_address'
+  | 'username'
+  | 'access_token_enc'
+  | 'refresh_token_enc'
+  | 'token_expires_at'
+  | 'last_used_at'
+  | 'updated_at'
+>;
+
+export async function updateOAuthLink(db: Executor, id: string, values: OAuthLinkValues): Promise<void> {
+  await db.updateTable('oauth_links').set(values).where('id', '=', id).execute();
+}
+
+export async function insertOAuthLink(
+  db: Executor,
+  row: OAuthLinkValues &
+    Pick<OAuthLinkRow, 'id' | 'user_id' | 'provider' | 'external_user_id' | 'created_at'>,
+): Promise<void> {
+  await db.insertInto('oauth_links').values(row).execute();
+}
+
+export async function setOAuthLinkBrand(db: Executor, id: string, brandId: string): Promise<void> {
+  await db.updateTable('oauth_links').set({ brand_id: brandId }).where('id', '=', id).execute();
+}
+
+/** A link's provider, brand and sealed tokens. */
+export function sealedOAuthLink(db: Executor, linkId: string) {
+  return db
+    .selectFrom('oauth_links')
+    .select(['provider', 'brand_id', 'access_token_enc', 'refresh_token_enc'])
+    .where('id', '=', linkId)
+    .executeTakeFirst();
+}
+
+/** The live user a provider account is linked to, if any. */
+export async function linkedUser(
+  db: Executor,
+  provider: string,
+  externalUserId: string,
+): Promise<string | null> {
+  const row = await db
+    .selectFrom('oauth_links')
+    .innerJoin('users', 'users.id', 'oauth_links.user_id')
+    .select('users.id')
+    .where('oauth_links.provider', '=', provider)
+    .where('oauth_links.external_user_id', '=', externalUserId)
+    .where('users.deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row?.id ?? null;
+}
+
+/** What the sign-in pages call an account (deleted ones included, flagged). */
+export async function describeAccount(db: Executor, userId: string) {
+  const user = await db
+    .selectFrom('users')
+    .select(['id', 'username', 'first_name', 'last_name', 'email', 'deleted_at'])
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  if (!user) return null;
+  const wallet = await db
+    .selectFrom('user_public_keys')
+    .select('address')
+    .where('user_id', '=', userId)
+    .orderBy('is_primary', 'desc')
+    .orderBy('created_at', 'asc')
+    .executeTakeFirst();
+  return {
+    id: user.id,
+    username: user.username,
+    firstName: user.first_name,
+    lastName: user.last_name,
+    email: user.email,
+    wallet: wallet?.address ?? null,
+    deleted: user.deleted_at !== null,
+  };
+}
+
+/** The live account that holds this wallet, if any. */
+export async function walletOwner(db: Executor, address: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('user_public_keys')
+    .innerJoin('users', 'users.id', 'user_public_keys.user_id')
+    .select('users.id')
+    .where('user_public_keys.blockchain', '=', 'solana')
+    .where('user_public_keys.address', '=', address)
+    .where('users.deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row?.id ?? null;
+}
+
+/** Links the wallet as the user's primary key; false when another account holds it (a race lost). */
+export async function insertPrimaryWallet(
+  db: Executor,
+  input: { id: string; userId: string; address: string; now: Date },
+): Promise<boolean> {
+  const row = await db
+    .insertInto('user_public_keys')
+    .values({
+      id: input.id,
+      user_id: input.userId,
+      blockchain: 'solana',
+      address: input.address,
+      label: null,
+      is_primary: true,
+      last_used_at: input.now,
+      created_at: input.now,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return !!row;
 }

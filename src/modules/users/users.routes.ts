@@ -8,7 +8,6 @@ import { requireSystemPermission } from '../orgs/org.guards.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import { apiKeysRoutes } from '../api-keys/api-keys.routes.js';
 import { deleteAccount } from './account.service.js';
-import { systemPermissionsRoutes } from './system-permissions.routes.js';
 import { listConsentGrants, revokeGrant, verifyAppToken } from './consent.service.js';
 import { authTimeOf, requestMeta, requireAccessToken, requireKeyScope } from './users.guards.js';
 import {
@@ -74,7 +73,6 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const write = [auth, requireKeyScope('users:write'), ctx.rateLimits.guard('usersMeWrite', userOf)];
 
   await app.register(apiKeysRoutes);
-  await app.register(systemPermissionsRoutes);
 
   // Profile --------------------------------------------------------------------------------------
   for (const path of ['/users/current', '/users/me']) {

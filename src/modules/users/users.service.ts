@@ -1,24 +1,20 @@
 import type { Updateable } from 'kysely';
-import { defaults, limits } from '../../config/defaults.js';
+import { limits } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { mapDbError } from '../../http/db-conflicts.js';
-import type { Executor, UserRow, UsersTable } from '../../db/schema.js';
+import type { Executor, UsersTable } from '../../db/schema.js';
 import {
   ApiError,
-  conflict,
   type FieldError,
   forbidden,
   notFound,
   unprocessable,
   validationFailed,
 } from '../../http/errors.js';
-import type { Clock } from '../../lib/clock.js';
-import { newId } from '../../lib/ids.js';
 import { isSolanaAddress } from '../../lib/solana.js';
 import { resolveFileId } from '../files/files.service.js';
-import { providerRevocationFor } from '../../oidc/signin/providers/revocation.js';
+import { providerRevocationFor } from '../../oidc/signin/provider-revocation.js';
 import { type ActivityType, recordActivity } from './activity.js';
-import { identityHash, type SignInIdentity } from './identities.js';
 import { ISO_639_1 } from './languages.js';
 import { presentUser, presentUsers, publicKeysOf, type UserView } from './user.presenter.js';
 import {
@@ -30,115 +26,7 @@ import {
   usernameTaken,
 } from './users.queries.js';
 
-export type { SignInIdentity } from './identities.js';
-
-export interface NewUserFields {
-  /** Suggested username (from a provider); dropped when invalid or already taken. */
-  username?: string | null;
-  firstName?: string | null;
-  lastName?: string | null;
-  email?: string | null;
-  emailVerified?: boolean;
-  preferredLanguage?: string | null;
-  externalProfilePictureUrl?: string | null;
-}
-
 const USERNAME_RE = new RegExp(limits.usernamePattern);
-
-function personName(value: string | null | undefined): string | null {
-  const v = value?.trim();
-  return v ? v.slice(0, limits.personNameMax) : null;
-}
-
-/**
- * Creates a user (sign-in with a new wallet or provider account). A suggested username that is
- * invalid or held by another account (also one in its deletion grace window) is left out rather
- * than failing the sign-in: the user can pick one later. Runs in the caller's transaction.
- */
-export async function createUser(trx: Executor, clock: Clock, fields: NewUserFields = {}): Promise<UserRow> {
-  const now = clock.now();
-  const candidate = fields.username?.trim().toLowerCase();
-  const values = {
-    id: newId('usr_'),
-    username: candidate && USERNAME_RE.test(candidate) ? candidate : null,
-    first_name: personName(fields.firstName),
-    last_name: personName(fields.lastName),
-    preferred_language: fields.preferredLanguage ?? null,
-    phone_country_code: null,
-    phone_number: null,
-    profile_picture_id: null,
-    external_profile_picture_url: fields.externalProfilePictureUrl ?? null,
-    email: fields.email ?? null,
-    email_verified: fields.emailVerified ?? false,
-    last_seen: now,
-    created_at: now,
-    updated_at: now,
-    deleted_at: null,
-  };
-  if (values.username) {
-    // The database decides who gets the name; on a clash the user is created without one.
-    const row = await trx
-      .insertInto('users')
-      .values(values)
-      .onConflict((oc) => oc.constraint('users_username_key').doNothing())
-      .returningAll()
-      .executeTakeFirst();
-    if (row) return row;
-  }
-  return trx
-    .insertInto('users')
-    .values({ ...values, username: null })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
-/**
- * Sign-in with an identity that no live account holds: if an account that was deleted less than
- * `accountDeletionGrace` ago had this identity, the deletion is reversed and its id returned (the
- * caller then links the identity to it again, as on a first sign-in). Otherwise null.
- * Runs in the caller's transaction; two concurrent sign-ins both get the same id.
- */
-export async function restoreIfInGrace(
-  trx: Executor,
-  clock: Clock,
-  identity: SignInIdentity,
-): Promise<string | null> {
-  const cutoff = new Date(clock.nowMs() - defaults.accountDeletionGrace * 1000);
-  const candidate = await trx
-    .selectFrom('deleted_identities as d')
-    .innerJoin('users as u', 'u.id', 'd.user_id')
-    .select('u.id')
-    .where('d.identity_hash', '=', identityHash(identity))
-    .where('u.deleted_at', 'is not', null)
-    .where('u.deleted_at', '>', cutoff)
-    .orderBy('u.deleted_at', 'desc')
-    .executeTakeFirst();
-  if (!candidate) return null;
-  const restored = await trx
-    .updateTable('users')
-    .set({ deleted_at: null, updated_at: clock.now() })
-    .where('id', '=', candidate.id)
-    .where('deleted_at', '>', cutoff)
-    .returning('id')
-    .executeTakeFirst();
-  if (!restored) {
-    // A concurrent sign-in restored it first (or the sweeper took it): live means restored.
-    const live = await trx
-      .selectFrom('users')
-      .select('id')
-      .where('id', '=', candidate.id)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
-    return live?.id ?? null;
-  }
-  await trx.deleteFrom('deleted_identities').where('user_id', '=', candidate.id).execute();
-  return candidate.id;
-}
-
-/** Marks the user as seen now (sign-in). */
-export async function touchUser(db: Executor, clock: Clock, userId: string): Promise<void> {
-  await db.updateTable('users').set({ last_seen: clock.now() }).where('id', '=', userId).execute();
-}
 
 // ---------------------------------------------------------------------------------------------
 // Profile
@@ -418,94 +306,6 @@ export async function unlinkOAuthAccount(
   });
   // After commit, best effort: the link is gone whether or not the provider answers.
   await revokeAtProvider();
-}
-
-export interface OAuthAccount {
-  userId: string;
-  provider: string;
-  externalUserId: string;
-  emailAddress?: string | null;
-  username?: string | null;
-  accessToken?: string | null;
-  refreshToken?: string | null;
-  tokenExpiresAt?: Date | null;
-}
-
-/**
- * For the upstream-provider sign-in: records (or refreshes) the link between a user and a provider
- * account. Provider tokens are sealed with the server key, bound to the link id. A provider account
- * linked to another user is a 409 `conflict` (the unique constraint decides).
- */
-export async function upsertOAuthLink(ctx: AppContext, trx: Executor, a: OAuthAccount): Promise<string> {
-  const now = ctx.clock.now();
-  const existing = await trx
-    .selectFrom('oauth_links')
-    .select(['id', 'user_id'])
-    .where('provider', '=', a.provider)
-    .where('external_user_id', '=', a.externalUserId)
-    .executeTakeFirst();
-  const id = existing?.id ?? newId('oal_');
-  if (existing && existing.user_id !== a.userId) throw conflict('this account is linked to another user');
-  const seal = (v: string | null | undefined) => (v ? ctx.encryptor.encrypt(v, `oauth_link:${id}`) : null);
-  const values = {
-    email_address: a.emailAddress ?? null,
-    username: a.username ?? null,
-    access_token_enc: seal(a.accessToken),
-    refresh_token_enc: seal(a.refreshToken),
-    token_expires_at: a.tokenExpiresAt ?? null,
-    last_used_at: now,
-    updated_at: now,
-  };
-  if (existing) {
-    await trx.updateTable('oauth_links').set(values).where('id', '=', id).execute();
-  } else {
-    await trx
-      .insertInto('oauth_links')
-      .values({
-        id,
-        user_id: a.userId,
-        provider: a.provider,
-        external_user_id: a.externalUserId,
-        created_at: now,
-        ...values,
-      })
-      .execute()
-      .catch(mapDbError);
-  }
-  return id;
-}
-
-/** The user a provider account signs in to, if linked. */
-export async function findUserIdByOAuth(
-  db: Executor,
-  provider: string,
-  externalUserId: string,
-): Promise<string | null> {
-  const row = await db
-    .selectFrom('oauth_links')
-    .select('user_id')
-    .where('provider', '=', provider)
-    .where('external_user_id', '=', externalUserId)
-    .executeTakeFirst();
-  return row?.user_id ?? null;
-}
-
-/** The decrypted provider tokens of a link (for provider calls and revocation). */
-export async function oauthLinkTokens(
-  ctx: AppContext,
-  linkId: string,
-): Promise<{ accessToken: string | null; refreshToken: string | null } | null> {
-  const row = await ctx.db
-    .selectFrom('oauth_links')
-    .select(['access_token_enc', 'refresh_token_enc'])
-    .where('id', '=', linkId)
-    .executeTakeFirst();
-  if (!row) return null;
-  const aad = `oauth_link:${linkId}`;
-  return {
-    accessToken: row.access_token_enc ? ctx.encryptor.decrypt(row.access_token_enc, aad) : null,
-    refreshToken: row.refresh_token_enc ? ctx.encryptor.decrypt(row.refresh_token_enc, aad) : null,
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

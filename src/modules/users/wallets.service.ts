@@ -4,12 +4,8 @@ import type { AppContext } from '../../context.js';
 import type { Executor, Trx } from '../../db/schema.js';
 import { ApiError, conflict, forbidden, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
-import {
-  assertSolanaAddress,
-  badSignature,
-  createWalletChallenge,
-  verifyWalletProof,
-} from '../../solana/siws.js';
+import { assertSolanaAddress, badSignature } from '../../solana/siws.js';
+import { createWalletChallenge, verifyWalletProof } from '../../oidc/signin/wallet-challenges.js';
 import { WALLET_PROVIDER } from '../../providers/types.js';
 import { brandNameById } from '../brands/brands.queries.js';
 import { recordActivity } from './activity.js';

@@ -69,6 +69,8 @@ export interface PageOptions {
   /** Our own script files (served under /static, loaded with the page's nonce; never inline). */
   scripts?: PageScript[];
   status?: number;
+  /** Framing by our own origin only (the console's brand preview); never framed otherwise. */
+  framedBySelf?: boolean;
 }
 
 /** Card and page backgrounds of the two themes (pages.css): brand inks are computed against them. */
@@ -144,7 +146,7 @@ export function sendPage(reply: FastifyReply, opts: PageOptions): FastifyReply {
     "img-src 'self' https: data:",
     "connect-src 'self'",
     "form-action 'self'",
-    "frame-ancestors 'none'",
+    opts.framedBySelf ? "frame-ancestors 'self'" : "frame-ancestors 'none'",
     "base-uri 'none'",
   ].join('; ');
   const brand = opts.brand ?? null;
@@ -176,7 +178,7 @@ ${brandFooter(brand, t)}
   return reply
     .code(opts.status ?? 200)
     .header('content-security-policy', csp)
-    .header('x-frame-options', 'DENY')
+    .header('x-frame-options', opts.framedBySelf ? 'SAMEORIGIN' : 'DENY')
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'same-origin')
     .header('cache-control', 'no-store')

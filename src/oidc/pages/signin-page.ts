@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import type { InteractionView } from '../signin/interactions/interactions.service.js';
+import type { InteractionView } from '../signin/interactions.js';
 import { type PageBrand, esc, fill, jsonForScript, safeUrl, sendPage } from './html.js';
 import { type Locale, type Translate, translator } from './i18n.js';
 import type { MessageKey } from './i18n/en.js';
@@ -153,6 +153,8 @@ export function renderSigninPage(
     who?: SignedInAs | null;
     /** The brand with its support address (the view carries no support email). */
     brand?: PageBrand | null;
+    /** The console's brand preview: framed by our own origin. */
+    preview?: boolean;
   },
 ): FastifyReply {
   const locale = opts.locale ?? 'en';
@@ -191,5 +193,6 @@ ${consent ? consentView(view, opts.who ?? null, t) : ''}
     brand,
     locale,
     scripts: ['signin'],
+    framedBySelf: opts.preview === true,
   });
 }

@@ -8,8 +8,7 @@ import { authenticate, principalOf } from '../../http/auth.js';
 import { ApiError, forbidden } from '../../http/errors.js';
 import { ErrorEnvelope, authErrors, errorResponses } from '../../http/schemas.js';
 import { sha256 } from '../../lib/hash.js';
-import { resolveConnectionCredentials } from '../../modules/connections/connections.service.js';
-import { linkIdentity } from './providers/accounts.js';
+import { linkIdentity } from './provider-accounts.js';
 import {
   PROVIDER_ERROR_MESSAGES,
   type ProviderFailure,
@@ -18,27 +17,21 @@ import {
   startOAuth,
   startTelegram,
   telegramIdentity,
-} from './providers/flow.js';
+} from './provider-flow.js';
 import { PROVIDER_LABELS } from '../../providers/index.js';
-import { sendLinkResultPage, sendTelegramWidgetPage } from './providers/pages.js';
+import { sendLinkResultPage, sendTelegramWidgetPage } from './provider-pages.js';
 import type { ExternalIdentity, ProviderTokens } from '../../providers/provider.js';
-import { completeProviderSignIn, recordFailedSignIn, requestMeta } from './providers/signin.js';
-import {
-  answerPendingLink,
-  consumeProviderState,
-  findPendingLink,
-  findProviderState,
-  holdPendingLink,
-  type ProviderStateRow,
-} from './providers/states.js';
+import { completeProviderSignIn, recordFailedSignIn } from './provider-signin.js';
+import { requestMeta } from './complete.js';
+import type { ProviderStateRow } from './stores.js';
 import {
   type PendingLink,
   accountLabel,
   openPendingLink,
   providerAccountLabel,
   sealPendingLink,
-} from './providers/pending-link.js';
-import { sendLinkConfirmPage } from './providers/link-confirm-page.js';
+} from './pending-link.js';
+import { sendLinkConfirmPage } from './link-confirm-page.js';
 import { newId } from '../../lib/ids.js';
 import { TELEGRAM_FIELDS } from '../../providers/telegram.js';
 import { PROVIDER_TYPES, type ProviderType } from '../../providers/types.js';
@@ -50,8 +43,8 @@ import {
   newFlowBinding,
   setFlowCookie,
 } from './flow-state.js';
-import { isForm, sameOriginGuard } from './interactions/guards.js';
-import { type LoadedInteraction, loadInteraction } from './interactions/interactions.service.js';
+import { isForm, sameOriginGuard } from './guards.js';
+import { type LoadedInteraction, loadInteraction } from './interactions.js';
 import { sendErrorPage, sendExpiredSigninPage } from '../pages/html.js';
 import { requestLocale } from '../pages/i18n.js';
 import { pageBrand } from '../pages/page-data.js';
@@ -100,12 +93,7 @@ const STALE_STATE =
   'This sign-in attempt has expired or was already used. Go back to the app and start again.';
 
 function brandOfInteraction(ctx: AppContext, brandId: string) {
-  return ctx.db
-    .selectFrom('brands')
-    .select(['id', 'oauth_callback_id as oauthCallbackId'])
-    .where('id', '=', brandId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+  return ctx.stores.signin.brands.callbackId(brandId);
 }
 
 function toSearchParams(fields: Record<string, string | string[]> | undefined): URLSearchParams {
@@ -185,7 +173,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       reply.clearCookie(TELEGRAM_COOKIE, { path: TELEGRAM_COOKIE_PATH });
     } else raw = fields.get('state') ?? undefined;
     if (!raw || raw.length > 200) return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
-    const found = await findProviderState(ctx.db, {
+    const found = await ctx.stores.signin.providerStates.findLive({
       stateHash: sha256(raw),
       provider: type,
       oauthCallbackId,
@@ -223,7 +211,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
     // Redeemed once: of a replay or a second tab, only one gets past here.
-    const state = await consumeProviderState(ctx.db, { id: found.id, now: ctx.clock.now() });
+    const state = await ctx.stores.signin.providerStates.consume({ id: found.id, now: ctx.clock.now() });
     if (!state) return sendErrorPage(reply, 400, 'invalid_request', STALE_STATE);
     return loaded
       ? signinCallback(req, reply, state, loaded, fields, oauthCallbackId, status)
@@ -307,7 +295,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
     const account = await accountLabel(ctx, state.user_id!);
     if (!account) return linkFailed(req, reply, state, new ApiError(404, 'not_found', 'user not found'));
-    await holdPendingLink(ctx.db, state.id, sealPendingLink(ctx, state.id, pending));
+    await ctx.stores.signin.providerStates.holdPendingLink(state.id, sealPendingLink(ctx, state.id, pending));
     return sendLinkConfirmPage(reply, {
       linkId: state.id,
       providerLabel: label,
@@ -375,7 +363,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req, reply) => {
       const { linkId } = req.params;
       const now = ctx.clock.now();
-      const state = await findPendingLink(ctx.db, linkId, now);
+      const state = await ctx.stores.signin.providerStates.findPendingLink(linkId, now);
       if (!state) return sendErrorPage(reply, 404, 'not_found', STALE_LINK, LINK_REFUSED);
       if (!flowFormMatches(req, 'link', state.id, state.binding_hash, req.body.csrf_token)) {
         req.log.info(
@@ -384,7 +372,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
         );
         return sendErrorPage(reply, 403, 'forbidden', OTHER_BROWSER_LINK, LINK_REFUSED);
       }
-      if (!(await answerPendingLink(ctx.db, state.id, now)))
+      if (!(await ctx.stores.signin.providerStates.answerPendingLink(state.id, now)))
         return sendErrorPage(reply, 404, 'not_found', STALE_LINK, LINK_REFUSED);
       endFlow(ctx, reply, 'link', state.id);
       const label = PROVIDER_LABELS[state.provider as ProviderType];
@@ -446,22 +434,16 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req, reply) => {
-      const row = await ctx.db
-        .selectFrom('provider_states')
-        .innerJoin('brands', 'brands.id', 'provider_states.brand_id')
-        .select(['provider_states.id', 'provider_states.brand_id', 'provider_states.binding_hash'])
-        .where('provider_states.state_hash', '=', sha256(req.query.binding))
-        .where('provider_states.provider', '=', 'telegram')
-        .where('provider_states.purpose', '=', 'link')
-        .where('provider_states.consumed_at', 'is', null)
-        .where('provider_states.expires_at', '>', ctx.clock.now())
-        .where('brands.oauth_callback_id', '=', req.params.oauthCallbackId)
-        .executeTakeFirst();
+      const row = await ctx.stores.signin.providerStates.findTelegramLink({
+        bindingHash: sha256(req.query.binding),
+        oauthCallbackId: req.params.oauthCallbackId,
+        now: ctx.clock.now(),
+      });
       if (!row) return sendErrorPage(reply, 404, 'not_found', STALE_STATE);
       // Only the browser that asked for the link gets the widget (and with it the Telegram cookie).
       if (!flowBrowserMatches(req, 'link', row.id, row.binding_hash))
         return sendErrorPage(reply, 400, 'invalid_request', OTHER_BROWSER_LINK, LINK_REFUSED);
-      const creds = await resolveConnectionCredentials(ctx, row.brand_id, 'telegram');
+      const creds = await ctx.stores.signin.connections.credentials(row.brand_id, 'telegram');
       if (!creds) return sendErrorPage(reply, 404, 'not_found', 'Telegram sign-in is not enabled.');
       setTelegramCookie(ctx, reply, req.query.binding);
       return sendTelegramWidgetPage(reply, {

@@ -1,11 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
-import type { Executor } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { sha256 } from '../../lib/hash.js';
 import { newId, newSecret } from '../../lib/ids.js';
-import type { SessionRow } from '../../db/schema.js';
+import type { SigninStores } from './stores.js';
 
 /**
  * Browser sessions, one per brand: a session of brand A never signs anyone in to brand B. The
@@ -34,68 +33,41 @@ export async function findSession(
 ): Promise<ActiveSession | null> {
   const token = req.cookies?.[sessionCookieName(brandId)];
   if (!token || token.length > 100) return null;
-  const row = await ctx.db
-    .selectFrom('sessions')
-    .innerJoin('users', 'users.id', 'sessions.user_id')
-    .select(['sessions.id', 'sessions.user_id', 'sessions.brand_id', 'sessions.auth_time'])
-    .where('sessions.token_hash', '=', sha256(token))
-    .where('sessions.brand_id', '=', brandId)
-    .where('sessions.expires_at', '>', ctx.clock.now())
-    .where('users.deleted_at', 'is', null)
-    .executeTakeFirst();
+  const row = await ctx.stores.signin.sessions.findLive(sha256(token), brandId, ctx.clock.now());
   if (!row) return null;
-  return {
-    id: row.id,
-    userId: row.user_id,
-    brandId: row.brand_id,
-    authTime: Math.floor(row.auth_time.getTime() / 1000),
-    token,
-  };
+  return { ...row, authTime: Math.floor(row.authTime.getTime() / 1000), token };
 }
 
 /** Starts a session; returns its id and the cookie value (shown to nobody but the browser). */
 export async function createSession(
-  db: Executor,
+  stores: SigninStores,
   clock: Clock,
   input: { userId: string; brandId: string; authTime: Date },
-): Promise<{ id: string; token: string; row: SessionRow }> {
+): Promise<{ id: string; token: string }> {
   const token = newSecret();
   const now = clock.now();
-  const row = await db
-    .insertInto('sessions')
-    .values({
-      id: newId('ses_'),
-      token_hash: sha256(token),
-      user_id: input.userId,
-      brand_id: input.brandId,
-      auth_time: input.authTime,
-      created_at: now,
-      expires_at: new Date(now.getTime() + defaults.sessionTtl * 1000),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  return { id: row.id, token, row };
+  const id = newId('ses_');
+  await stores.sessions.insert({
+    id,
+    tokenHash: sha256(token),
+    userId: input.userId,
+    brandId: input.brandId,
+    authTime: input.authTime,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + defaults.sessionTtl * 1000),
+  });
+  return { id, token };
 }
 
 /** Ends the session the request's cookie names for `brandId`, if any (a new sign-in replaces it). */
 export async function destroyRequestSession(
-  db: Executor,
+  stores: SigninStores,
   req: FastifyRequest,
   brandId: string,
 ): Promise<void> {
   const token = req.cookies?.[sessionCookieName(brandId)];
   if (!token || token.length > 100) return;
-  await db
-    .deleteFrom('sessions')
-    .where('token_hash', '=', sha256(token))
-    .where('brand_id', '=', brandId)
-    .execute();
-}
-
-/** Every session of the user, on every brand (account deletion). */
-export async function destroyUserSessions(trx: Executor, userId: string): Promise<number> {
-  const res = await trx.deleteFrom('sessions').where('user_id', '=', userId).executeTakeFirst();
-  return Number(res.numDeletedRows ?? 0);
+  await stores.sessions.deleteByToken(sha256(token), brandId);
 }
 
 /** HttpOnly, SameSite=Lax, Secure when BASE_URL is https, for the session's lifetime. */
@@ -115,10 +87,4 @@ export function setSessionCookie(ctx: AppContext, reply: FastifyReply, brandId: 
  */
 export function csrfTokenFor(session: ActiveSession): string {
   return sha256(`csrf:${session.token}`);
-}
-
-/** Deletes sessions past their expiry. */
-export async function pruneSessions(db: Executor, clock: Clock): Promise<number> {
-  const res = await db.deleteFrom('sessions').where('expires_at', '<', clock.now()).executeTakeFirst();
-  return Number(res.numDeletedRows ?? 0);
 }

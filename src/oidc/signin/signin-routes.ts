@@ -5,7 +5,7 @@ import { ApiError } from '../../http/errors.js';
 import { ErrorEnvelope, OAuthErrorBody, errorResponses } from '../../http/schemas.js';
 import { authorize } from '../authorize.js';
 import { deviceDecision, devicePage } from '../device-pages.js';
-import { isForm, requireJson, sameOriginGuard, wantsJson } from './interactions/guards.js';
+import { isForm, requireJson, sameOriginGuard, wantsJson } from './guards.js';
 import { setFlowCookie } from './flow-state.js';
 import {
   decideConsent,
@@ -13,7 +13,7 @@ import {
   verifyWallet,
   viewInteraction,
   walletChallenge,
-} from './interactions/interactions.service.js';
+} from './interactions.js';
 import { loadClient } from '../clients.js';
 import { sendErrorPage, sendExpiredSigninPage } from '../pages/html.js';
 import { providerNotice, requestLocale, translator } from '../pages/i18n.js';
@@ -258,7 +258,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
           baseUrl: ctx.config.baseUrl,
           notice: providerNotice(translator(locale), req.query.error),
           locale,
-          who: userId ? await signedInAs(ctx.db, userId) : null,
+          who: userId ? await signedInAs(ctx, userId) : null,
           brand: await pageBrand(ctx, loaded.client.brandId),
         });
       } catch (err) {

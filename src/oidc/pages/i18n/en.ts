@@ -24,7 +24,7 @@ export const en = {
   'signin.walletDetected': 'Detected',
   'signin.provider': 'Continue with {provider}',
 
-  // Why an upstream provider sent the browser back (the `error` of /signin/:id, see oidc/signin/providers/flow.ts)
+  // Why an upstream provider sent the browser back (the `error` of /signin/:id, see oidc/signin/provider-flow.ts)
   'providerError.cancelled': 'Sign-in was cancelled. Choose a way to continue.',
   'providerError.provider_error': 'The provider could not sign you in. Try again or choose another way.',
   'providerError.token_exchange_failed':

@@ -1,0 +1,65 @@
+import { OAuthError } from '../http/errors.js';
+import { safeEqual, sha256, sha256b64url } from '../lib/hash.js';
+import { revokeFamily } from './revocation.js';
+import { issueTokens } from './tokens.js';
+import { type Grant, invalidGrant, required } from './grant.js';
+
+/** RFC 7636 §4.1: 43–128 unreserved characters. */
+const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+export const authorizationCodeGrant: Grant = {
+  name: 'authorization_code',
+  async handler({ ctx, client, body }) {
+    const code = required(body, 'code');
+    const redirectUri = required(body, 'redirect_uri');
+    const verifier = body.code_verifier;
+    if (verifier !== undefined && !VERIFIER.test(verifier))
+      throw new OAuthError('invalid_request', 'code_verifier must be 43-128 unreserved characters');
+
+    // The request is checked completely before the code is consumed: a request naming another
+    // client or redirect URI never burns a valid code (DESIGN.md §5).
+    const codeHash = sha256(code);
+    const found = await ctx.stores.codes.find(codeHash);
+    if (!found) throw invalidGrant('the authorization code is invalid, expired or already used');
+    if (found.client_id !== client.clientId)
+      throw invalidGrant('the authorization code was issued to another client');
+    if (found.consumed_at) {
+      // A second redemption means the code leaked: revoke what the first one issued (RFC 6749 §4.1.2).
+      await revokeFamily(ctx, found.family_id);
+      throw invalidGrant('the authorization code is invalid, expired or already used');
+    }
+    if (found.expires_at.getTime() <= ctx.clock.nowMs())
+      throw invalidGrant('the authorization code has expired');
+    if (found.redirect_uri !== redirectUri)
+      throw invalidGrant('redirect_uri differs from the one of the authorization request');
+
+    // PKCE is part of the request: a caller holding an intercepted code but not the verifier must not
+    // burn it for the client that started the flow. One hash against the stored challenge.
+    if (found.code_challenge) {
+      if (!verifier || !safeEqual(sha256b64url(verifier), found.code_challenge))
+        throw invalidGrant('PKCE verification failed');
+    } else if (verifier !== undefined || !client.isConfidential) {
+      // No challenge was stored: a verifier now is an injection attempt, and public clients always use PKCE.
+      throw invalidGrant('PKCE verification failed');
+    }
+
+    // Then consumed atomically: of two concurrent redemptions exactly one gets the row.
+    const row = await ctx.stores.codes.consume(codeHash, ctx.clock.now());
+    if (!row) {
+      await revokeFamily(ctx, found.family_id);
+      throw invalidGrant('the authorization code is invalid, expired or already used');
+    }
+    return issueTokens(ctx, {
+      client,
+      grant: 'authorization_code',
+      scopes: row.scopes,
+      user: {
+        id: row.user_id,
+        authTime: Number(row.auth_time),
+        familyId: row.family_id,
+        nonce: row.nonce ?? undefined,
+        sessionId: row.session_id,
+      },
+    });
+  },
+};

@@ -1,0 +1,40 @@
+import { OAuthError } from '../http/errors.js';
+import { pollDevice } from './device-store.js';
+import { issueTokens } from './tokens.js';
+import { type Grant, invalidGrant, required } from './grant.js';
+
+/**
+ * RFC 8628 §3.4–3.5: device polling. Pacing is per device code (`slow_down` adds 5 s to its interval);
+ * polls also spend the token endpoint's per-client budget (in client authentication), and unknown
+ * codes a budget per network source, checked before the lookup and spent on each miss.
+ */
+export const deviceCodeGrant: Grant = {
+  name: 'urn:ietf:params:oauth:grant-type:device_code',
+  clientIdOnly: true,
+  async handler({ ctx, req, client, body }) {
+    const deviceCode = required(body, 'device_code');
+    const source = ctx.rateLimits.source(req);
+    await ctx.rateLimits.consume('deviceCodeUnknown', source, undefined, undefined, 0);
+    const poll = await pollDevice(ctx, deviceCode, client.clientId);
+    switch (poll.kind) {
+      case 'invalid':
+        await ctx.rateLimits.consume('deviceCodeUnknown', source);
+        throw invalidGrant('the device code is invalid or already used');
+      case 'expired':
+        throw new OAuthError('expired_token', 'the device code has expired');
+      case 'slow_down':
+        throw new OAuthError('slow_down', 'polling too fast; add 5 seconds to the interval');
+      case 'pending':
+        throw new OAuthError('authorization_pending', 'the user has not approved yet');
+      case 'denied':
+        throw new OAuthError('access_denied', 'the user denied the request');
+    }
+    const row = poll.row;
+    return issueTokens(ctx, {
+      client,
+      grant: 'urn:ietf:params:oauth:grant-type:device_code',
+      scopes: row.scopes,
+      user: { id: row.user_id as string, authTime: Number(row.auth_time), familyId: row.id },
+    });
+  },
+};

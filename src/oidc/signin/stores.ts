@@ -1,0 +1,214 @@
+import type { Selectable } from 'kysely';
+import type {
+  Executor,
+  InteractionParams,
+  InteractionRow,
+  ProviderStatesTable,
+  UserRow,
+  WalletChallengesTable,
+} from '../../db/schema.js';
+import type { ProviderConfig, ProviderType } from '../../providers/types.js';
+import type { PageBrand } from '../pages/html.js';
+import type { SignInIdentity } from './identities.js';
+
+/**
+ * What sign-in needs kept, declared here and implemented with SQL in src/stores (createSigninStores)
+ * and in memory for tests (test/oidc/signin-memory-stores.ts). Every method runs on the executor the
+ * stores were made for: `atomic` runs a function on stores bound to one transaction, `on(trx)` binds
+ * them to a caller's transaction (a module's account deletion ends the user's sessions in it).
+ */
+export interface SigninStores {
+  interactions: InteractionStore;
+  sessions: SessionStore;
+  walletChallenges: WalletChallengeStore;
+  providerStates: ProviderStateStore;
+  accounts: AccountStore;
+  brands: SigninBrandStore;
+  connections: ConnectionLookups;
+  /** Runs `fn` in one transaction (or in the caller's, when these stores are bound to one). */
+  atomic<T>(fn: (tx: SigninStores) => Promise<T>): Promise<T>;
+  /** The same stores on a transaction the caller opened. */
+  on(executor: Executor): SigninStores;
+}
+
+export type NewInteraction = Omit<InteractionRow, 'params'> & { params: InteractionParams };
+
+export interface InteractionStore {
+  insert(row: NewInteraction): Promise<void>;
+  /** Not expired, not completed. */
+  findLive(id: string, now: Date): Promise<InteractionRow | null>;
+  /** Completes once: the caller that gets `true` issues the code. */
+  complete(id: string, now: Date): Promise<boolean>;
+  attachUser(id: string, fields: { userId: string; sessionId: string; authTime: Date }): Promise<void>;
+  deleteExpired(now: Date): Promise<number>;
+}
+
+export interface StoredSession {
+  id: string;
+  userId: string;
+  brandId: string;
+  authTime: Date;
+}
+
+export interface SessionStore {
+  insert(row: StoredSession & { tokenHash: string; createdAt: Date; expiresAt: Date }): Promise<void>;
+  /** A live session of the brand by its cookie's hash, whose user is not deleted. */
+  findLive(tokenHash: string, brandId: string, now: Date): Promise<StoredSession | null>;
+  deleteByToken(tokenHash: string, brandId: string): Promise<void>;
+  /** Every session of the user, on every brand. */
+  deleteOfUser(userId: string): Promise<number>;
+  deleteExpired(now: Date): Promise<number>;
+}
+
+export type WalletChallengeRow = Selectable<WalletChallengesTable>;
+
+export interface WalletChallengeStore {
+  insert(row: WalletChallengeRow): Promise<void>;
+  findByMessageHash(messageHash: string): Promise<WalletChallengeRow | null>;
+  /** One atomic update: false when it was consumed already. */
+  consume(id: string, now: Date): Promise<boolean>;
+  /** A deleted account's challenges (a link challenge names its user). */
+  deleteOfUser(userId: string): Promise<void>;
+  deleteExpired(now: Date): Promise<number>;
+}
+
+export type ProviderStateRow = Selectable<ProviderStatesTable>;
+export type NewProviderState = Omit<
+  ProviderStateRow,
+  'consumed_at' | 'binding_hash' | 'pending_link_enc' | 'confirmed_at'
+> & { binding_hash?: string | null };
+
+export interface ProviderStateStore {
+  insert(row: NewProviderState): Promise<void>;
+  /** The live, unredeemed state a return names, for the brand whose callback id is in the path. */
+  findLive(input: {
+    stateHash: string;
+    provider: string;
+    oauthCallbackId: string;
+    now: Date;
+  }): Promise<ProviderStateRow | null>;
+  /** Redeems once: the caller that gets the row continues. */
+  consume(input: { id: string; now: Date }): Promise<ProviderStateRow | null>;
+  holdPendingLink(id: string, sealed: string): Promise<void>;
+  findPendingLink(id: string, now: Date): Promise<ProviderStateRow | null>;
+  answerPendingLink(id: string, now: Date): Promise<boolean>;
+  /** A live Telegram link state by its binding's hash, for the brand with this callback id. */
+  findTelegramLink(input: {
+    bindingHash: string;
+    oauthCallbackId: string;
+    now: Date;
+  }): Promise<Pick<ProviderStateRow, 'id' | 'brand_id' | 'binding_hash'> | null>;
+  deleteExpired(now: Date): Promise<number>;
+}
+
+export interface NewUserFields {
+  /** Suggested username (from a provider); dropped when invalid or already taken. */
+  username?: string | null;
+  firstName?: string | null;
+  lastName?: string | null;
+  email?: string | null;
+  emailVerified?: boolean;
+  preferredLanguage?: string | null;
+  externalProfilePictureUrl?: string | null;
+}
+
+export interface OAuthLinkInput {
+  userId: string;
+  provider: string;
+  brandId: string;
+  externalUserId: string;
+  emailAddress: string | null;
+  username: string | null;
+  accessToken: string | null;
+  /** Null keeps the refresh token stored when the sign-in brought other tokens. */
+  refreshToken: string | null;
+  tokenExpiresAt: Date | null;
+  /** Whether the sign-in brought provider tokens at all. */
+  hasTokens: boolean;
+}
+
+export type ActivityType = 'sign_in' | 'sign_in_failed' | 'link_provider' | 'unlink_provider';
+
+export interface AccountActivity {
+  userId: string;
+  type: ActivityType;
+  provider?: string;
+  ip?: string;
+  userAgent?: string;
+}
+
+/** Accounts as sign-in sees them: found by identity, created, restored, linked, named. */
+export interface AccountStore {
+  create(fields: NewUserFields): Promise<UserRow>;
+  /** Reverses a deletion still in its grace window that had this identity; its id, or null. */
+  restoreIfInGrace(identity: SignInIdentity): Promise<string | null>;
+  /** Drops a user made in this transaction that lost a race for its wallet. */
+  discard(userId: string): Promise<void>;
+  touch(userId: string): Promise<void>;
+  /** Locks the live user's row; false when there is none. */
+  lockLive(userId: string): Promise<boolean>;
+  walletOwner(address: string): Promise<string | null>;
+  touchWallet(address: string, now: Date): Promise<void>;
+  /** False when another account holds the wallet. */
+  insertPrimaryWallet(input: { id: string; userId: string; address: string; now: Date }): Promise<boolean>;
+  /** The live user a provider account is linked to. */
+  linkedUser(provider: string, externalUserId: string): Promise<string | null>;
+  /** Records or refreshes the link (tokens sealed); 409 when another user holds it. */
+  saveOAuthLink(input: OAuthLinkInput): Promise<string>;
+  /** A link with its provider tokens opened (for revocation at the provider); null when gone. */
+  oauthLink(linkId: string): Promise<OpenedOAuthLink | null>;
+  /** What the pages call the account: username, primary wallet, names, email. Null when gone. */
+  describe(userId: string): Promise<AccountDescription | null>;
+  recordActivity(input: AccountActivity): Promise<void>;
+}
+
+export interface OpenedOAuthLink {
+  provider: string;
+  brandId: string | null;
+  accessToken: string | null;
+  refreshToken: string | null;
+}
+
+export interface AccountDescription {
+  id: string;
+  username: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  email: string | null;
+  /** The primary wallet (else the oldest), if any. */
+  wallet: string | null;
+  deleted: boolean;
+}
+
+export interface BrandPresentation {
+  id: string;
+  orgId: string;
+  slug: string;
+  name: string;
+  logoUrl: string | null;
+  primaryColor: string | null;
+  privacyPolicyUrl: string | null;
+  termsUrl: string | null;
+  providerOrder: string[];
+}
+
+export interface SigninBrandStore {
+  /** A live brand as the interaction view shows it. */
+  presentation(brandId: string): Promise<BrandPresentation | null>;
+  /** A live brand as the hosted pages show it. */
+  page(brandId: string): Promise<PageBrand | null>;
+  /** A live brand's callback id (the path segment of its provider returns). */
+  callbackId(brandId: string): Promise<{ id: string; oauthCallbackId: string } | null>;
+  /** The brand's own scope vocabulary, by name. */
+  scopeDescriptions(brandId: string): Promise<Map<string, string>>;
+}
+
+/** A brand's upstream provider connections (owned by the connections module, given in wiring). */
+export interface ConnectionLookups {
+  credentials(
+    brandId: string,
+    type: ProviderType,
+  ): Promise<{ source: 'brand' | 'default'; config: ProviderConfig } | null>;
+  /** Types the brand offers: its enabled connections and the operator's defaults where it has none. */
+  enabledTypes(brandId: string): Promise<ProviderType[]>;
+}

@@ -1,0 +1,45 @@
+import type { Db, Executor } from '../db/schema.js';
+import type { CodeStore } from '../oidc/stores.js';
+
+/** Marks the user's unredeemed codes as used (account deletion). */
+export async function burnCodesOfUser(db: Executor, userId: string, now: Date): Promise<void> {
+  await db
+    .updateTable('authorization_codes')
+    .set({ consumed_at: now })
+    .where('user_id', '=', userId)
+    .where('consumed_at', 'is', null)
+    .execute();
+}
+
+/** Deletes codes that expired before `before`. */
+export async function sweepCodes(db: Executor, before: Date): Promise<void> {
+  await db.deleteFrom('authorization_codes').where('expires_at', '<', before).execute();
+}
+
+/** `authorization_codes`: owned here. */
+export function codeStore(db: Db): CodeStore {
+  return {
+    async insert(row) {
+      await db.insertInto('authorization_codes').values(row).execute();
+    },
+    async find(codeHash) {
+      const row = await db
+        .selectFrom('authorization_codes')
+        .selectAll()
+        .where('code_hash', '=', codeHash)
+        .executeTakeFirst();
+      return row ?? null;
+    },
+    async consume(codeHash, now) {
+      const row = await db
+        .updateTable('authorization_codes')
+        .set({ consumed_at: now })
+        .where('code_hash', '=', codeHash)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returningAll()
+        .executeTakeFirst();
+      return row ?? null;
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { sql } from 'kysely';
+import type { Db, Executor } from '../db/schema.js';
+import type { Clock } from '../lib/clock.js';
+import type { FamilyFilter, RevocationStore } from '../oidc/stores.js';
+import { burnCodesOfUser, sweepCodes } from './authorization-codes.store.js';
+import { sweepDevices } from './device-authorizations.store.js';
+import { revokeRefreshTokens, sweepRefreshTokens } from './tokens.store.js';
+
+/**
+ * Revokes token families: their refresh tokens stop refreshing and the jtis of their unexpired
+ * access tokens go to `revoked_tokens`, which the issuer checks on every access-token use.
+ */
+async function revokeFamilies(db: Executor, filter: FamilyFilter, now: Date): Promise<void> {
+  let access = db
+    .selectFrom('access_tokens')
+    .select(['jti', 'expires_at', sql<Date>`${now}::timestamptz`.as('revoked_at')])
+    .where('expires_at', '>', now);
+  if (filter.familyId) access = access.where('family_id', '=', filter.familyId);
+  if (filter.userId) access = access.where('user_id', '=', filter.userId);
+  if (filter.clientId) access = access.where('client_id', '=', filter.clientId);
+  await revokeRefreshTokens(db, filter, now);
+  await db
+    .insertInto('revoked_tokens')
+    .columns(['jti', 'expires_at', 'revoked_at'])
+    .expression(access)
+    .onConflict((oc) => oc.column('jti').doNothing())
+    .execute();
+}
+
+async function sweep(db: Executor, now: Date): Promise<void> {
+  const dayAgo = new Date(now.getTime() - 24 * 3600 * 1000);
+  // Used codes stay a day so a late second redemption still revokes what the first one issued.
+  await sweepCodes(db, dayAgo);
+  await sweepDevices(db, now);
+  await db.deleteFrom('revoked_tokens').where('expires_at', '<', now).execute();
+  await db.deleteFrom('access_tokens').where('expires_at', '<', now).execute();
+  await sweepRefreshTokens(db, now, dayAgo);
+}
+
+/**
+ * `access_tokens` (jti records of issued user tokens) and `revoked_tokens`; revocation across the
+ * token tables calls their owners (refresh tokens, codes, device authorizations);
+ * `tokenState` reads `users.deleted_at` in the same statement so the check on every access-token use
+ * is one round trip.
+ */
+export function revocationStore(db: Db): RevocationStore {
+  return {
+    async recordAccessToken(tx, row) {
+      await tx
+        .insertInto('access_tokens')
+        .values({
+          jti: row.jti,
+          family_id: row.familyId,
+          client_id: row.clientId,
+          user_id: row.userId,
+          expires_at: row.expiresAt,
+        })
+        .execute();
+    },
+    revokeFamilies: (tx, filter, now) => revokeFamilies(tx ?? db, filter, now),
+    burnCodesOfUser: (tx, userId, now) => burnCodesOfUser(tx, userId, now),
+    async revokeAccessToken(tx, jti, expiresAt, now) {
+      await (tx ?? db)
+        .insertInto('revoked_tokens')
+        .values({ jti, expires_at: expiresAt, revoked_at: now })
+        .onConflict((oc) => oc.column('jti').doNothing())
+        .execute();
+    },
+    async tokenState(jti, userId) {
+      const { rows } = await sql<{ revoked: boolean; live: boolean | null }>`
+        select exists (select 1 from revoked_tokens where jti = ${jti}) as revoked,
+               (select deleted_at is null from users where id = ${userId}) as live`.execute(db);
+      const r = rows[0];
+      return { revoked: !r || r.revoked, live: r?.live === true };
+    },
+    sweep: (now) => sweep(db, now),
+  };
+}
+
+/** Revokes every token the user holds for one client (consent revoked), in `trx`. */
+export function revokeTokensForGrant(
+  trx: Executor,
+  clock: Clock,
+  grant: { userId: string; clientId: string },
+): Promise<void> {
+  return revokeFamilies(trx, { userId: grant.userId, clientId: grant.clientId }, clock.now());
+}
+
+/** Revokes every token of the user, and burns their unredeemed codes (account deletion), in `trx`. */
+export async function revokeAllForUser(trx: Executor, clock: Clock, userId: string): Promise<void> {
+  const now = clock.now();
+  await burnCodesOfUser(trx, userId, now);
+  await revokeFamilies(trx, { userId }, now);
+}
+
+/** Deletes what can no longer matter: expired codes, device codes, revocation and jti records. */
+export function sweepExpired(db: Db, clock: Clock): Promise<void> {
+  return sweep(db, clock.now());
+}

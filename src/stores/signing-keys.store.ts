@@ -1,0 +1,53 @@
+import { sql } from 'kysely';
+import type { Db, Executor } from '../db/schema.js';
+import { publishInvalidation } from '../events/invalidation.js';
+import type { Clock } from '../lib/clock.js';
+import type { Encryptor } from '../lib/encryption.js';
+import { newSigningKeyRow } from '../oidc/keys.js';
+import type { SigningKeyStore } from '../oidc/stores.js';
+
+/** Held while the first key is created, so instances starting at once create one. */
+const KEY_CREATION_LOCK = 7417002;
+
+/** `signing_keys`: owned here. */
+export function signingKeyStore(db: Executor): SigningKeyStore {
+  return {
+    list: () => db.selectFrom('signing_keys').selectAll().orderBy('created_at', 'desc').execute(),
+    async insert(row) {
+      await db
+        .insertInto('signing_keys')
+        .values({ ...row, public_jwk: JSON.stringify(row.public_jwk) })
+        .execute();
+    },
+    withCreationLock: (fn) =>
+      db.connection().execute(async (conn) => {
+        await sql`select pg_advisory_lock(${sql.lit(KEY_CREATION_LOCK)})`.execute(conn);
+        try {
+          return await fn(signingKeyStore(conn));
+        } finally {
+          await sql`select pg_advisory_unlock(${sql.lit(KEY_CREATION_LOCK)})`.execute(conn);
+        }
+      }),
+  };
+}
+
+/**
+ * Adds a new active key and retires the previous ones. Retired keys stay in the JWKS until every
+ * token they signed has expired (`retiredKeyGrace`).
+ */
+export async function rotateSigningKey(db: Db, encryptor: Encryptor, clock: Clock): Promise<string> {
+  return db.transaction().execute(async (trx) => {
+    const row = newSigningKeyRow(encryptor, clock);
+    await signingKeyStore(trx).insert(row);
+    await trx
+      .updateTable('signing_keys')
+      .set({ retired_at: clock.now() })
+      .where('kid', '!=', row.kid)
+      .where('retired_at', 'is', null)
+      .execute();
+    // Every instance rereads its key set when this commits (the CLI rotates with no server in
+    // process); in the transaction, so no key change goes unannounced.
+    await publishInvalidation(trx, 'keys', ['*']);
+    return row.kid;
+  });
+}
