@@ -184,12 +184,38 @@ describe('the console: account, operator views, org lifecycle', () => {
     await accountTab('Wallets and sign-in');
     await page.getByRole('heading', { name: 'Wallets and sign-in' }).waitFor();
     await page.getByRole('rowheader', { name: new RegExp(short(phantom.address)) }).waitFor();
+    // The second wallet belongs to another account: linking it is a 409 explained in place, and
+    // moving it (`force`) is one more click.
+    const previous = await createUser(t);
+    const challenge = await t.app.inject({
+      method: 'POST',
+      url: '/users/me/wallet-challenge',
+      headers: previous.auth,
+      payload: { address: standard.address },
+    });
+    const linked = await t.app.inject({
+      method: 'POST',
+      url: '/users/me/public-keys',
+      headers: previous.auth,
+      payload: { blockchain: 'solana', ...standard.prove(challenge.json().message) },
+    });
+    assert.equal(linked.statusCode, 201, linked.body);
     await page.getByLabel('Label (optional)').fill('Cold storage');
     await page.getByRole('button', { name: 'Link with Test Standard Wallet' }).click();
+    const inUse = page.getByRole('alert').filter({ hasText: 'This wallet is linked to another account.' });
+    await inUse.waitFor();
+    await checkScreen(page, 'account-wallet-in-use');
+    await inUse.getByRole('button', { name: 'Move the wallet to this account' }).click();
     await page
       .getByRole('status')
       .filter({ hasText: `Linked ${short(standard.address)}` })
       .waitFor();
+    const left = await t.ctx.db
+      .selectFrom('user_public_keys')
+      .select('id')
+      .where('user_id', '=', previous.id)
+      .execute();
+    assert.deepEqual(left, [], 'the wallet moved from the other account');
     assert.equal(
       await page.getByLabel(`Label of ${short(standard.address)}`, { exact: true }).inputValue(),
       'Cold storage',
@@ -236,6 +262,24 @@ describe('the console: account, operator views, org lifecycle', () => {
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     assert.ok(await page.getByRole('img', { name: 'Current icon' }).isVisible());
+  });
+
+  it("uploads a brand's logo with progress; the preview shows it on the real sign-in page", async () => {
+    await page.goto(`${base}/console/orgs/acme-labs/brands/new`);
+    await page.getByLabel('Name').fill('Acme Labs Store');
+    await page.getByLabel('Slug').fill('acme-labs-store');
+    await page.getByLabel(/^Logo/).setInputFiles(LOGO);
+    await page.getByRole('status').filter({ hasText: 'Uploaded logo.png' }).waitFor();
+    const preview = page.frameLocator('iframe[title="Preview of the sign-in page of Acme Labs Store"]');
+    await preview.getByRole('img', { name: /Acme Labs Store/ }).waitFor();
+    await page.getByRole('button', { name: 'Create brand' }).click();
+    await page.getByRole('heading', { name: 'Acme Labs Store', level: 1 }).waitFor();
+    const brand = await t.ctx.db
+      .selectFrom('brands')
+      .select('logo_file_id')
+      .where('slug', '=', 'acme-labs-store')
+      .executeTakeFirstOrThrow();
+    assert.ok(brand.logo_file_id);
   });
 
   it("edits a custom role's permissions", async () => {

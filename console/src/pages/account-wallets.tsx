@@ -329,6 +329,11 @@ function LinkWallet({ wallets, onLinked }: { wallets: PageWallet[]; onLinked: ()
             Move the wallet to this account
           </button>
         </div>
+      ) : link.problem?.missing.includes('recent_sign_in') ? (
+        <p role="alert" class="form-error">
+          Moving a wallet from another account needs a sign-in within the last 10 minutes: sign out, sign in
+          again and link it once more.
+        </p>
       ) : (
         <FormProblem problem={link.problem} />
       )}
