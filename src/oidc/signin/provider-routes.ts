@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { CONSOLE_BRAND_ID } from '../../bootstrap.js';
+import { CONSOLE_BRAND_ID } from '../../config/system.js';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { authenticate, principalOf } from '../../http/auth.js';
