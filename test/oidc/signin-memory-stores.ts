@@ -154,7 +154,7 @@ export class MemorySigninStores implements SigninStores {
     restoreIfInGrace: async (identity) => {
       const userId = this.deletedIdentities.get(identityHash(identity));
       const user = userId ? this.users.get(userId) : undefined;
-      if (!user || !user.deleted_at) return null;
+      if (!user?.deleted_at) return null;
       user.deleted_at = null;
       for (const [h, id] of this.deletedIdentities) if (id === user.id) this.deletedIdentities.delete(h);
       return user.id;
