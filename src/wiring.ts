@@ -12,7 +12,7 @@ import { KeyStore } from './oidc/keys.js';
 import { verifyAccessToken } from './oidc/tokens.js';
 import { introspectApiKey } from './modules/api-keys/api-keys.service.js';
 import { recordActivity } from './modules/users/activity.js';
-import { createEngineStores } from './stores/engine.js';
+import { createEngineStores, type EngineStoreDeps } from './stores/engine.js';
 import { InvalidationBus } from './events/invalidation.js';
 import { Metrics } from './ops/metrics.js';
 import {
@@ -85,16 +85,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const encryptor = new Encryptor(config.encryptionKey);
   const onClose: Array<() => Promise<void> | void> = [];
   const db = database.db;
-  const stores = createEngineStores(db, {
-    clock,
-    postgres:
-      database.kind === 'postgres' && config.databaseUrl
-        ? { connectionString: config.databaseUrl, schema: config.databaseSchema }
-        : undefined,
-    onClose: (stop) => onClose.push(stop),
-    fileUrl: (fileKey) => fileUrl(config, fileKey),
-    recordActivity: (input) => recordActivity(db, clock, input),
-  });
+  const stores = createEngineStores(db, engineStoreDeps(config, database, clock, onClose));
   const keys = new KeyStore(stores.signingKeys, encryptor, clock, invalidation);
   await keys.ensureKey();
   await ensureConsole(database.db, config, clock);
@@ -131,6 +122,25 @@ export async function closeContext(ctx: AppContext, opts: { keepDatabase?: boole
   await ctx.invalidation.stop();
   if (ctx.redis) ctx.redis.disconnect();
   if (!opts.keepDatabase) await ctx.database.close();
+}
+
+/** What the engine's stores get from the modules that own the data (activity, file URLs). */
+function engineStoreDeps(
+  config: Config,
+  database: DatabaseHandle,
+  clock: Clock,
+  onClose: Array<() => Promise<void> | void>,
+): EngineStoreDeps {
+  return {
+    clock,
+    postgres:
+      database.kind === 'postgres' && config.databaseUrl
+        ? { connectionString: config.databaseUrl, schema: config.databaseSchema }
+        : undefined,
+    onClose: (stop) => onClose.push(stop),
+    fileUrl: (fileKey) => fileUrl(config, fileKey),
+    recordActivity: (input) => recordActivity(database.db, clock, input),
+  };
 }
 
 /** What sign-in's stores get from the modules that own the data (activity, files, connections). */

@@ -302,8 +302,37 @@ export interface TokenGatesTable {
   /** Canonical decimal string (no leading zeros); compared as a BigInt. */
   min_holdings: string;
   enabled: boolean;
+  /** 'token' | 'collection' | 'sol' (migration 0015; existing gates are 'token'). */
+  kind: Generated<TokenGateKind>;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+export type TokenGateKind = 'token' | 'collection' | 'sol';
+
+/** A gate policy: a rule over the org's gates (DESIGN §3, issue 21). `rule` is the JSON rule tree. */
+export interface GatePoliciesTable {
+  id: string;
+  org_id: string;
+  name: string;
+  description: string | null;
+  rule: Json<GateRuleJson>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A policy's rule as stored (validated by the gate-policies service before it is written). */
+export type GateRuleJson =
+  | { gate: string }
+  | { all: GateRuleJson[] }
+  | { any: GateRuleJson[] }
+  | { atLeast: number; of: GateRuleJson[] }
+  | { not: GateRuleJson };
+
+/** The gates a policy's rule names: deleting a gate in use fails on gate_policy_gates_gate_fkey. */
+export interface GatePolicyGatesTable {
+  policy_id: string;
+  gate_id: string;
 }
 
 // states.ts
@@ -513,6 +542,8 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   org_invitations: OrgInvitationsTable;
   token_gates: TokenGatesTable;
+  gate_policies: GatePoliciesTable;
+  gate_policy_gates: GatePolicyGatesTable;
   provider_states: ProviderStatesTable;
 }
 

@@ -112,6 +112,8 @@ export interface DeviceStore {
 
 /** The user's consent grants to apps (one row per user and app). */
 export interface ConsentStore {
+  /** The user's grants, newest change first. */
+  listOfUser(userId: string): Promise<ConsentGrantRow[]>;
   /** By the app's id or its client id. */
   find(tx: Tx | undefined, userId: string, appIdOrClientId: string): Promise<ConsentGrantRow | null>;
   /** Inserts the row unless the user already has one for the app; its id, or null when it existed. */

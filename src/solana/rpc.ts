@@ -56,7 +56,28 @@ export interface TokenAccount {
   owner: string;
   /** Raw units. */
   amount: bigint;
+  /** The mint's decimals as the node reported them with the amount (undefined when it did not). */
+  decimals?: number;
 }
+
+/** An account read with getMultipleAccounts: its lamports, owner program and data bytes. */
+export interface RawAccount {
+  lamports: bigint;
+  owner: string;
+  data: Uint8Array;
+}
+
+/** An asset as the DAS `getAssetsByOwner` method describes it (the fields the gates read). */
+export interface DasAsset {
+  id: string;
+  interface: string;
+  compressed: boolean;
+  /** The verified collection it belongs to, when any. */
+  collection: string | null;
+}
+
+/** getMultipleAccounts takes at most this many addresses per call. */
+export const MULTIPLE_ACCOUNTS_MAX = 100;
 
 export interface MintInfo {
   /** The token program that owns the mint (SPL Token or Token-2022). */
@@ -197,6 +218,50 @@ export class SolanaRpc {
   }
 
   /**
+   * Up to MULTIPLE_ACCOUNTS_MAX accounts in one call (base64), in the order asked; null where the
+   * chain has no account.
+   */
+  async getMultipleAccounts(addresses: string[]): Promise<Array<RawAccount | null>> {
+    if (addresses.length > MULTIPLE_ACCOUNTS_MAX)
+      throw new RangeError(`getMultipleAccounts takes at most ${MULTIPLE_ACCOUNTS_MAX} addresses`);
+    const result = await this.call<unknown>('getMultipleAccounts', [
+      addresses,
+      { commitment: this.commitment, encoding: 'base64' },
+    ]);
+    if (!isObject(result) || !Array.isArray(result.value) || result.value.length !== addresses.length)
+      throw new SolanaRpcError('Solana RPC getMultipleAccounts answered with an unexpected result');
+    return result.value.map((v) => {
+      if (v === null) return null;
+      if (
+        !isObject(v) ||
+        typeof v.lamports !== 'number' ||
+        typeof v.owner !== 'string' ||
+        !Array.isArray(v.data) ||
+        typeof v.data[0] !== 'string'
+      )
+        throw new SolanaRpcError('Solana RPC getMultipleAccounts answered with an unexpected account');
+      return { lamports: BigInt(v.lamports), owner: v.owner, data: Buffer.from(v.data[0], 'base64') };
+    });
+  }
+
+  /**
+   * Every asset `owner` holds, by the Digital Asset Standard API (`getAssetsByOwner`, offered by some
+   * RPC providers), page by page. A node without it answers a JSON-RPC error (-32601).
+   */
+  async getAssetsByOwner(owner: string): Promise<DasAsset[]> {
+    const assets: DasAsset[] = [];
+    const limit = 1000;
+    for (let page = 1; page <= 50; page++) {
+      const result = await this.call<unknown>('getAssetsByOwner', [{ ownerAddress: owner, page, limit }]);
+      if (!isObject(result) || !Array.isArray(result.items))
+        throw new SolanaRpcError('Solana RPC getAssetsByOwner answered with an unexpected result');
+      for (const item of result.items) assets.push(parseDasAsset(item));
+      if (result.items.length < limit) return assets;
+    }
+    return assets;
+  }
+
+  /**
    * What `owner` holds of `mint`: the sum of its token accounts' raw amounts (BigInt, exact at any
    * size). When it has none, one more call tells an unknown address (walletFound false) from a
    * known one holding nothing.
@@ -234,5 +299,34 @@ function parseTokenAccount(
     throw bad('of another mint');
   if (typeof tokenAmount.amount !== 'string' || !DIGITS.test(tokenAmount.amount))
     throw bad('with an unreadable amount');
-  return { pubkey: item.pubkey, program, mint: info.mint, owner, amount: BigInt(tokenAmount.amount) };
+  const decimals = tokenAmount.decimals;
+  if (decimals !== undefined && (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0))
+    throw bad('with unreadable decimals');
+  return {
+    pubkey: item.pubkey,
+    program,
+    mint: info.mint,
+    owner,
+    amount: BigInt(tokenAmount.amount),
+    ...(decimals !== undefined ? { decimals: decimals as number } : {}),
+  };
+}
+
+/** The fields of a DAS asset the gates read; a verified collection grouping, if any. */
+function parseDasAsset(item: unknown): DasAsset {
+  if (!isObject(item) || typeof item.id !== 'string')
+    throw new SolanaRpcError('Solana RPC getAssetsByOwner returned an asset without an id');
+  const grouping = Array.isArray(item.grouping) ? item.grouping : [];
+  const group = grouping.find(
+    (g) => isObject(g) && g.group_key === 'collection' && typeof g.group_value === 'string',
+  ) as Record<string, unknown> | undefined;
+  // Providers list verified collections only, or mark unverified ones `verified: false`.
+  const collection = group && group.verified !== false ? (group.group_value as string) : null;
+  const compression = isObject(item.compression) ? item.compression : {};
+  return {
+    id: item.id,
+    interface: typeof item.interface === 'string' ? item.interface : '',
+    compressed: compression.compressed === true,
+    collection,
+  };
 }

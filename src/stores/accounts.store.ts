@@ -1,7 +1,7 @@
 import { limits } from '../config/defaults.js';
 import type { Executor, UserRow } from '../db/schema.js';
 import { mapDbError } from '../http/db-conflicts.js';
-import { conflict } from '../http/errors.js';
+import { ApiError, conflict } from '../http/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { Encryptor } from '../lib/encryption.js';
 import { newId } from '../lib/ids.js';
@@ -120,12 +120,19 @@ async function openLink(db: Executor, encryptor: Encryptor, linkId: string) {
  * Saves a sign-in's or link's provider account: a sign-in that brings tokens but no refresh token
  * keeps the refresh token stored; the link remembers the brand it was made through.
  */
-async function saveOAuthLink(deps: AccountDeps, db: Executor, input: OAuthLinkInput): Promise<string> {
+async function saveOAuthLink(deps: AccountDeps, db: Executor, input: OAuthLinkInput): Promise<string | null> {
   let refreshToken = input.refreshToken;
   const existing = await q.findOAuthLink(db, input.provider, input.externalUserId);
   if (!refreshToken && existing && input.hasTokens)
     refreshToken = (await openLink(db, deps.encryptor, existing.id))?.refreshToken ?? null;
-  const id = await upsertOAuthLink(deps, db, { ...input, refreshToken });
+  let id: string;
+  try {
+    id = await upsertOAuthLink(deps, db, { ...input, refreshToken });
+  } catch (err) {
+    // Another user holds the provider account (found, or the unique constraint decided).
+    if (err instanceof ApiError && err.status === 409) return null;
+    throw err;
+  }
   await q.setOAuthLinkBrand(db, id, input.brandId);
   return id;
 }

@@ -19,6 +19,14 @@ export async function findConsentGrant(
 /** `consent_grants`: owned here. */
 export function consentStore(db: Db): ConsentStore {
   return {
+    listOfUser: (userId) =>
+      db
+        .selectFrom('consent_grants')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .orderBy('updated_at', 'desc')
+        .orderBy('id', 'desc')
+        .execute(),
     find: (tx, userId, appId) => findConsentGrant(tx ?? db, userId, appId),
     async insertIfAbsent(tx, row) {
       const inserted = await tx

@@ -137,6 +137,10 @@ function devices(data: MemoryData): EngineStores['devices'] {
 function consent(data: MemoryData): EngineStores['consent'] {
   const key = (userId: string, appId: string) => `${userId} ${appId}`;
   return {
+    listOfUser: async (userId) =>
+      [...data.consent.values()]
+        .filter((g) => g.user_id === userId)
+        .sort((a, b) => b.updated_at.getTime() - a.updated_at.getTime() || (a.id < b.id ? 1 : -1)),
     find: async (_tx, userId, appId) =>
       [...data.consent.values()].find(
         (g) => g.user_id === userId && (g.app_id === appId || g.client_id === appId),

@@ -112,6 +112,7 @@ describe('token gate management', () => {
       org: org.slug,
       name: 'Whales',
       description: 'big holders',
+      kind: 'token',
       mintAddress: mint,
       minHoldings: '123',
       enabled: true,
@@ -140,6 +141,7 @@ describe('token gate management', () => {
     assert.deepEqual(events[0].data, {
       gateId: gate.id,
       name: 'Evented',
+      kind: 'token',
       mintAddress: mint,
       minHoldings: '42',
       enabled: true,

@@ -2981,6 +2981,7 @@ export interface components {
             description?: string;
             enabled: boolean;
             id: string;
+            kind: "token" | "collection" | "sol";
             minHoldings: string;
             mintAddress: string;
             name: string;
@@ -6590,6 +6591,7 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     enabled?: boolean;
+                    kind?: "token" | "collection" | "sol";
                     minHoldings: string;
                     mintAddress: string;
                     name: string;

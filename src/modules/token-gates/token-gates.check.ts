@@ -2,13 +2,14 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
-import type { Executor } from '../../db/schema.js';
+import type { Executor, TokenGateKind } from '../../db/schema.js';
 import { invalidateEverywhere } from '../../events/invalidation.js';
 import { ApiError, notFound } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { SolanaRpc, SolanaRpcTimeoutError } from '../../solana/rpc.js';
 import type { CheckResult } from './token-gates.schemas.js';
 import { findGateForCheck } from './token-gates.queries.js';
+import { type GateTarget, type Holding, HoldingsReader, holdingKey } from './holdings.js';
 
 /** A wallet's holding of one mint as last read from the chain. */
 export interface BalanceEntry {
@@ -141,7 +142,10 @@ interface CachedGate {
   id: string;
   orgId: string;
   enabled: boolean;
+  kind: TokenGateKind;
   mintAddress: string;
+  /** The balance cache key of its kind and mint (holdingKey). */
+  holdingKey: string;
   minHoldings: bigint;
 }
 
@@ -180,7 +184,9 @@ class GateLookupCache {
           id: row.id,
           orgId: row.orgId,
           enabled: row.enabled,
+          kind: row.kind,
           mintAddress: row.mintAddress,
+          holdingKey: holdingKey(row),
           minHoldings: BigInt(row.minHoldings),
         }
       : null;
@@ -255,6 +261,7 @@ export function gateCheckerOf(ctx: AppContext): GateChecker | undefined {
  */
 export class GateChecker {
   readonly rpc: SolanaRpc;
+  readonly holdings: HoldingsReader;
   readonly gates: GateLookupCache;
   readonly balances: BalanceCache;
   private readonly inflight = new Map<string, Promise<BalanceEntry>>();
@@ -270,6 +277,7 @@ export class GateChecker {
     private readonly log: FastifyBaseLogger,
   ) {
     this.rpc = new SolanaRpc({ url: ctx.config.solanaRpcUrl, timeoutMs: defaults.solanaRpcTimeoutMs });
+    this.holdings = new HoldingsReader(this.rpc);
     this.gates = new GateLookupCache(
       ctx,
       defaults.tokenGateLookupTtl * 1000,
@@ -305,7 +313,7 @@ export class GateChecker {
     if (gate === undefined) return undefined;
     if (gate === null) throw notFound('token gate');
     if (!gate.enabled) return { result: DISABLED };
-    const entry = this.balances.get(gate.mintAddress, walletAddress);
+    const entry = this.balances.get(gate.holdingKey, walletAddress);
     if (entry === undefined || entry instanceof Promise) return undefined;
     this.stats.hits++;
     return { result: decide(entry, gate.minHoldings), ageSeconds: this.ageOf(entry) };
@@ -327,12 +335,12 @@ export class GateChecker {
     if (!gate) throw notFound('token gate');
     if (!gate.enabled) return { result: DISABLED };
     let ageSeconds: number | undefined;
-    let entry = refresh ? undefined : this.balances.get(gate.mintAddress, walletAddress);
+    let entry = refresh ? undefined : this.balances.get(gate.holdingKey, walletAddress);
     if (entry instanceof Promise) entry = await entry;
     if (entry) {
       this.stats.hits++;
       ageSeconds = this.ageOf(entry);
-    } else entry = await this.fetch(walletAddress, gate.mintAddress);
+    } else entry = await this.fetch(walletAddress, gate);
     return { result: decide(entry, gate.minHoldings), ageSeconds };
   }
 
@@ -345,24 +353,24 @@ export class GateChecker {
    * the cache. A refresh that finds a read already under way joins it: that read is an on-chain
    * lookup begun at most one RPC round trip earlier, not a cached answer.
    */
-  private fetch(wallet: string, mint: string): Promise<BalanceEntry> {
-    const key = `${mint}:${wallet}`;
+  private fetch(wallet: string, gate: GateTarget & { holdingKey: string }): Promise<BalanceEntry> {
+    const key = `${gate.holdingKey}:${wallet}`;
     let p = this.inflight.get(key);
     if (p) {
       this.stats.joined++;
       return p;
     }
     this.stats.reads++;
-    p = this.read(wallet, mint).finally(() => this.inflight.delete(key));
+    p = this.read(wallet, gate).finally(() => this.inflight.delete(key));
     this.inflight.set(key, p);
     return p;
   }
 
-  private async read(wallet: string, mint: string): Promise<BalanceEntry> {
-    let balance: Awaited<ReturnType<SolanaRpc['getTokenBalance']>>;
+  private async read(wallet: string, gate: GateTarget & { holdingKey: string }): Promise<BalanceEntry> {
+    let balance: Holding;
     const started = performance.now();
     try {
-      balance = await this.rpc.getTokenBalance(wallet, mint);
+      balance = await this.holdings.readOne(wallet, gate);
       this.ctx.metrics.rpcLatency.observe({ outcome: 'ok' }, (performance.now() - started) / 1000);
     } catch (err) {
       const outcome = err instanceof SolanaRpcTimeoutError ? 'timeout' : 'error';
@@ -378,7 +386,7 @@ export class GateChecker {
       amount: balance.amount,
       fetchedAt: this.ctx.clock.nowMs(),
     };
-    await this.balances.set(mint, wallet, entry);
+    await this.balances.set(gate.holdingKey, wallet, entry);
     return entry;
   }
 }

@@ -1,9 +1,9 @@
-import type { Selectable } from 'kysely';
-import type { Executor, TokenGatesTable, Trx } from '../../db/schema.js';
+import type { Insertable, Selectable } from 'kysely';
+import type { Executor, TokenGateKind, TokenGatesTable, Trx } from '../../db/schema.js';
 
 export type TokenGateRow = Selectable<TokenGatesTable>;
 
-export function insertGate(db: Executor | Trx, row: TokenGateRow): Promise<TokenGateRow> {
+export function insertGate(db: Executor | Trx, row: Insertable<TokenGatesTable>): Promise<TokenGateRow> {
   return db.insertInto('token_gates').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -98,6 +98,7 @@ export interface GateForCheck {
   id: string;
   orgId: string;
   enabled: boolean;
+  kind: TokenGateKind;
   mintAddress: string;
   minHoldings: string;
 }
@@ -111,7 +112,16 @@ export async function findGateForCheck(
   const row = await db
     .selectFrom('token_gates as g')
     .innerJoin('orgs as o', 'o.id', 'g.org_id')
-    .select(['g.id', 'g.org_id', 'g.enabled', 'g.mint_address', 'g.min_holdings', 'o.slug', 'o.deleted_at'])
+    .select([
+      'g.id',
+      'g.org_id',
+      'g.enabled',
+      'g.kind',
+      'g.mint_address',
+      'g.min_holdings',
+      'o.slug',
+      'o.deleted_at',
+    ])
     .where('g.id', '=', gateId)
     .executeTakeFirst();
   if (!row || row.slug !== orgSlug || row.deleted_at !== null) return undefined;
@@ -119,6 +129,7 @@ export async function findGateForCheck(
     id: row.id,
     orgId: row.org_id,
     enabled: row.enabled,
+    kind: row.kind,
     mintAddress: row.mint_address,
     minHoldings: row.min_holdings,
   };

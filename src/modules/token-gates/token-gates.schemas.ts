@@ -19,6 +19,13 @@ const MinHoldings = Type.String({
 /** Shape only; the service also checks that it decodes to 32 bytes (isSolanaAddress). */
 const Base58Address = Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$' });
 
+/**
+ * What a gate counts (DESIGN §3): `token` raw units of an SPL / Token-2022 mint; `collection` NFTs of
+ * a verified Metaplex collection (`mintAddress` is the collection mint); `sol` lamports, native plus
+ * wrapped (`mintAddress` must be the wrapped-SOL mint). Set at creation: PATCH refuses it.
+ */
+export const GateKind = Type.Union([Type.Literal('token'), Type.Literal('collection'), Type.Literal('sol')]);
+
 export const GateListParams = Type.Object({ orgSlug: PathId });
 export const GateParams = Type.Object({ orgSlug: PathId, gateId: PathId });
 
@@ -28,6 +35,7 @@ export const TokenGateSchema = Type.Object({
   org: Type.String(),
   name: Type.String(),
   description: Type.Optional(Type.String()),
+  kind: GateKind,
   mintAddress: Type.String(),
   minHoldings: Type.String(),
   enabled: Type.Boolean(),
@@ -40,6 +48,7 @@ export const CreateGateBody = Type.Object(
   {
     name: Name,
     description: Type.Optional(Description),
+    kind: Type.Optional(GateKind),
     mintAddress: Base58Address,
     minHoldings: MinHoldings,
     enabled: Type.Optional(Type.Boolean()),
@@ -48,7 +57,7 @@ export const CreateGateBody = Type.Object(
 );
 export type CreateGateInput = Static<typeof CreateGateBody>;
 
-/** `mintAddress` is immutable: sending it is a 400 `unknown_field` like any read-only field. */
+/** `mintAddress` and `kind` are immutable: sending one is a 400 `unknown_field` like any read-only field. */
 export const UpdateGateBody = Type.Object(
   {
     name: Type.Optional(Name),

@@ -5,6 +5,7 @@ import { notFound, validationFailed } from '../../http/errors.js';
 import { type Clock, systemClock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { isSolanaAddress } from '../../lib/solana.js';
+import { WRAPPED_SOL_MINT } from '../../solana/metadata.js';
 import { onOrgDeleted } from '../orgs/orgs.service.js';
 import { gateWriteCommitted, invalidateGateLookups, invalidateOrgGateLookups } from './token-gates.check.js';
 import {
@@ -35,6 +36,7 @@ export function toView(row: TokenGateRow, orgSlug: string): TokenGateView {
     org: orgSlug,
     name: row.name,
     ...(row.description !== null ? { description: row.description } : {}),
+    kind: row.kind,
     mintAddress: row.mint_address,
     minHoldings: row.min_holdings,
     enabled: row.enabled,
@@ -63,6 +65,15 @@ export async function createGate(
     throw validationFailed([
       { field: 'mintAddress', code: 'invalid_format', message: 'must be a base58 Solana address (32 bytes)' },
     ]);
+  const kind = input.kind ?? 'token';
+  if (kind === 'sol' && input.mintAddress !== WRAPPED_SOL_MINT)
+    throw validationFailed([
+      {
+        field: 'mintAddress',
+        code: 'invalid_value',
+        message: `a sol gate's mintAddress must be ${WRAPPED_SOL_MINT}`,
+      },
+    ]);
   const now = ctx.clock.now();
   const row = await ctx.db.transaction().execute(async (trx) => {
     const created = await insertGate(trx, {
@@ -70,6 +81,7 @@ export async function createGate(
       org_id: org.id,
       name: input.name,
       description: input.description ?? null,
+      kind,
       mint_address: input.mintAddress,
       min_holdings: canonicalAmount(input.minHoldings),
       enabled: input.enabled ?? true,
@@ -89,6 +101,7 @@ export async function createGate(
           data: {
             gateId: created.id,
             name: created.name,
+            kind: created.kind,
             mintAddress: created.mint_address,
             minHoldings: created.min_holdings,
             enabled: created.enabled,

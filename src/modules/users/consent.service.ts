@@ -14,13 +14,7 @@ export interface ConsentGrantView {
 
 /** The user's grants (DESIGN.md §4 record), newest first. */
 export async function listConsentGrants(ctx: AppContext, userId: string): Promise<ConsentGrantView[]> {
-  const rows = await ctx.db
-    .selectFrom('consent_grants')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .orderBy('updated_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
+  const rows = await ctx.stores.consent.listOfUser(userId);
   return rows.map((r) => ({
     id: r.id,
     user: r.user_id,

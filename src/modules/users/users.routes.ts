@@ -1,4 +1,4 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
@@ -55,6 +55,10 @@ import {
   walletLinkChallenge,
 } from './wallets.service.js';
 import { routeDoc } from '../../http/route-doc.js';
+import cookie from '@fastify/cookie';
+import { CONSOLE_BRAND_ID } from '../../bootstrap.js';
+import { startProviderLink } from '../../oidc/signin/provider-link.js';
+import { PROVIDER_TYPES } from '../../providers/types.js';
 
 const NoContent = Type.Null();
 const userOf = (req: FastifyRequest) => req.principal?.userId;
@@ -190,6 +194,46 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.code(204).send(null);
     },
   );
+
+  // The one users route that sets a cookie (the link's browser binding): cookies in its scope only.
+  await app.register(async (scope) => {
+    await scope.register(cookie);
+    const linking = scope.withTypeProvider<TypeBoxTypeProvider>();
+    linking.post(
+      '/users/me/authentication-providers/:type/link',
+      {
+        schema: {
+          ...doc('linkAuthenticationProvider', 'Start linking a sign-in provider to the caller', {
+            description:
+              'Answers the provider URL to send the browser to; the link completes on the provider callback.',
+          }),
+          params: Type.Object({ type: Type.Enum([...PROVIDER_TYPES]) }),
+          response: {
+            200: Type.Object({ authorizationUrl: Type.String() }),
+            ...authErrors,
+            ...errorResponses(400, 401, 403, 404, 429),
+          },
+        },
+        config: { apiKeyScope: 'access-token-only' },
+        preHandler: [
+          auth,
+          async (req) => {
+            // Linking adds a way into the account: a signed-in user's token, never an API key.
+            if (principalOf(req).kind !== 'access_token') {
+              throw forbidden('access_token', 'linking a provider needs an access token from a sign-in');
+            }
+          },
+          ctx.rateLimits.guard('usersMeWrite', userOf),
+        ],
+      },
+      async (req, reply) =>
+        startProviderLink(ctx, reply, {
+          userId: principalOf(req).userId,
+          type: req.params.type,
+          brandId: CONSOLE_BRAND_ID,
+        }),
+    );
+  });
 
   // Wallets --------------------------------------------------------------------------------------
   app.get(

@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
-import { ApiError, notFound } from '../../http/errors.js';
+import { ApiError } from '../../http/errors.js';
+import { InteractionGone } from './errors.js';
 import { newId, randomAlphanumeric } from '../../lib/ids.js';
 import { WALLET_PROVIDER } from '../../providers/types.js';
 import { type Client, loadClient } from '../clients.js';
@@ -40,7 +41,7 @@ export interface InteractionView {
 }
 
 /** 404 for an interaction that never existed, expired or was completed: all look the same. */
-const interactionGone = () => notFound('interaction');
+const interactionGone = () => new InteractionGone();
 
 /** Interaction ids are bearer capabilities in URLs: 32 random alphanumerics (~190 bits). */
 const INTERACTION_ID_LENGTH = 32;

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
 import type { ExternalIdentity, ProviderTokens } from '../../providers/provider.js';
 import type { RequestMeta } from './complete.js';
+import { AccountGone, LinkedToAnotherUser } from './errors.js';
 import type { SigninStores } from './stores.js';
 
 interface IdentityInput {
@@ -15,9 +15,9 @@ interface IdentityInput {
  * Records (or refreshes) the link and its provider tokens, sealed. A later sign-in that brings no
  * refresh token keeps the one stored.
  */
-function saveLink(tx: SigninStores, input: IdentityInput & { userId: string }): Promise<string> {
+async function saveLink(tx: SigninStores, input: IdentityInput & { userId: string }): Promise<string> {
   const { identity, tokens } = input;
-  return tx.accounts.saveOAuthLink({
+  const id = await tx.accounts.saveOAuthLink({
     userId: input.userId,
     provider: input.provider,
     brandId: input.brandId,
@@ -29,6 +29,8 @@ function saveLink(tx: SigninStores, input: IdentityInput & { userId: string }): 
     tokenExpiresAt: tokens?.expiresAt ?? null,
     hasTokens: !!tokens,
   });
+  if (!id) throw new LinkedToAnotherUser();
+  return id;
 }
 
 /**
@@ -77,10 +79,10 @@ export async function linkIdentity(
   input: IdentityInput & { userId: string; meta: RequestMeta },
 ): Promise<void> {
   await ctx.stores.signin.atomic(async (tx) => {
-    if (!(await tx.accounts.lockLive(input.userId))) throw new ApiError(404, 'not_found', 'user not found');
+    if (!(await tx.accounts.lockLive(input.userId))) throw new AccountGone();
     const holder = await tx.accounts.linkedUser(input.provider, input.identity.externalUserId);
     if (holder && holder !== input.userId) {
-      throw new ApiError(409, 'conflict', 'this provider account is linked to another user');
+      throw new LinkedToAnotherUser();
     }
     await saveLink(tx, input);
     await tx.accounts.recordActivity({

@@ -2,7 +2,7 @@ import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
+import { ProviderNotEnabled } from './errors.js';
 import { safeEqual, sha256, sha256b64url } from '../../lib/hash.js';
 import { newId, newSecret } from '../../lib/ids.js';
 import { callbackUrl, resolveEndpoints } from '../../providers/config.js';
@@ -56,8 +56,8 @@ export class ProviderFlowError extends Error {
 }
 
 /** 404 for a provider the brand does not offer (no enabled connection, no operator credentials). */
-export function providerNotEnabled(type: ProviderType): ApiError {
-  return new ApiError(404, 'not_found', `${PROVIDER_LABELS[type]} sign-in is not enabled for this brand`);
+export function providerNotEnabled(type: ProviderType): ProviderNotEnabled {
+  return new ProviderNotEnabled(PROVIDER_LABELS[type]);
 }
 
 export interface StartInput {

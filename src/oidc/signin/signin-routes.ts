@@ -3,8 +3,8 @@ import { Type } from 'typebox';
 import { defaults } from '../../config/defaults.js';
 import { ApiError } from '../../http/errors.js';
 import { ErrorEnvelope, OAuthErrorBody, errorResponses } from '../../http/schemas.js';
-import { authorize } from '../authorize.js';
-import { deviceDecision, devicePage } from '../device-pages.js';
+import { authorize } from './authorize.js';
+import { deviceDecision, devicePage } from './device-pages.js';
 import { isForm, requireJson, sameOriginGuard, wantsJson } from './guards.js';
 import { setFlowCookie } from './flow-state.js';
 import {

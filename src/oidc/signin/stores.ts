@@ -153,8 +153,8 @@ export interface AccountStore {
   insertPrimaryWallet(input: { id: string; userId: string; address: string; now: Date }): Promise<boolean>;
   /** The live user a provider account is linked to. */
   linkedUser(provider: string, externalUserId: string): Promise<string | null>;
-  /** Records or refreshes the link (tokens sealed); 409 when another user holds it. */
-  saveOAuthLink(input: OAuthLinkInput): Promise<string>;
+  /** Records or refreshes the link (tokens sealed); null when another user holds the account. */
+  saveOAuthLink(input: OAuthLinkInput): Promise<string | null>;
   /** A link with its provider tokens opened (for revocation at the provider); null when gone. */
   oauthLink(linkId: string): Promise<OpenedOAuthLink | null>;
   /** What the pages call the account: username, primary wallet, names, email. Null when gone. */

@@ -1,18 +1,18 @@
 import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
-import { PROVIDER_TYPES, WALLET_PROVIDER } from '../providers/types.js';
-import { type Client, loadClient } from './clients.js';
-import { consentGrantOf, grantCovers } from './consent.js';
-import { newFlowBinding } from './signin/flow-state.js';
+import type { AppContext } from '../../context.js';
+import { PROVIDER_TYPES, WALLET_PROVIDER } from '../../providers/types.js';
+import { type Client, loadClient } from '../clients.js';
+import { consentGrantOf, grantCovers } from '../consent.js';
+import { newFlowBinding } from './flow-state.js';
 import {
   KNOWN_STANDARD_SCOPES,
   createInteraction,
   finish,
   loadInteraction,
   withQuery,
-} from './signin/interactions.js';
-import type { InteractionParams } from '../db/schema.js';
-import { findSession } from './signin/sessions.js';
+} from './interactions.js';
+import type { InteractionParams } from '../../db/schema.js';
+import { findSession } from './sessions.js';
 
 /**
  * The authorize endpoint as a pipeline of small checks. Errors about the client or the redirect URI

@@ -1,17 +1,17 @@
-import { defaults } from '../config/defaults.js';
+import { defaults } from '../../config/defaults.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
-import { ApiError, notFound, unauthorized } from '../http/errors.js';
-import { safeEqual, sha256 } from '../lib/hash.js';
-import { loadClient } from './clients.js';
-import { decideDevice, findPendingDevice, formatUserCode, normalizeUserCode } from './device-store.js';
-import { endFlow, flowValue, newFlowBinding, setFlowCookie } from './signin/flow-state.js';
-import { createInteraction, describeScopes } from './signin/interactions.js';
-import { type PageBrand, esc, fill, sendErrorPage, sendPage } from './pages/html.js';
-import { type Locale, requestLocale, translator } from './pages/i18n.js';
-import { pageBrand, signedInAs } from './pages/page-data.js';
-import { consentLines } from './pages/signin-page.js';
-import { csrfTokenFor, findSession } from './signin/sessions.js';
+import type { AppContext } from '../../context.js';
+import { ApiError, notFound, unauthorized } from '../../http/errors.js';
+import { safeEqual, sha256 } from '../../lib/hash.js';
+import { loadClient } from '../clients.js';
+import { decideDevice, findPendingDevice, formatUserCode, normalizeUserCode } from '../device-store.js';
+import { endFlow, flowValue, newFlowBinding, setFlowCookie } from './flow-state.js';
+import { createInteraction, describeScopes } from './interactions.js';
+import { type PageBrand, esc, fill, sendErrorPage, sendPage } from '../pages/html.js';
+import { type Locale, requestLocale, translator } from '../pages/i18n.js';
+import { pageBrand, signedInAs } from '../pages/page-data.js';
+import { consentLines } from '../pages/signin-page.js';
+import { csrfTokenFor, findSession } from './sessions.js';
 
 /**
  * The device flow's browser side: enter (or confirm) the user code, sign in to the client's brand
