@@ -1,4 +1,4 @@
-import { builtInRoleRows } from '../../bootstrap.js';
+import { builtInRoleRows } from './built-in-roles.js';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { mapDbError } from '../../http/db-conflicts.js';

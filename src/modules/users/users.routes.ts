@@ -56,7 +56,7 @@ import {
 } from './wallets.service.js';
 import { routeDoc } from '../../http/route-doc.js';
 import cookie from '@fastify/cookie';
-import { CONSOLE_BRAND_ID } from '../../bootstrap.js';
+import { CONSOLE_BRAND_ID } from '../../config/system.js';
 import { startProviderLink } from '../../oidc/signin/provider-link.js';
 import { PROVIDER_TYPES } from '../../providers/types.js';
 
