@@ -50,6 +50,19 @@ function requestIds(): () => string {
   return () => `${prefix}-${(++seq).toString(36)}`;
 }
 
+/** The Prometheus endpoint on its own port (METRICS_PORT), started when the app is ready. */
+function serveMetrics(app: FastifyInstance, ctx: AppContext): void {
+  const port = ctx.config.metricsPort;
+  if (port === undefined) return;
+  let server: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+  app.addHook('onReady', async () => {
+    ctx.metrics.collectProcessMetrics();
+    server = await startMetricsServer(ctx.metrics, port, ctx.config.host, app.log);
+    ctx.metrics.port = server.port;
+  });
+  app.addHook('onClose', async () => server?.close());
+}
+
 export interface BuildOptions {
   /** Close the context's stores when the app closes (default true). */
   ownsContext?: boolean;
@@ -136,16 +149,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(brandPreviewRoutes);
   await app.register(consoleRoutes);
 
-  if (ctx.config.metricsPort !== undefined) {
-    const port = ctx.config.metricsPort;
-    let server: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
-    app.addHook('onReady', async () => {
-      ctx.metrics.collectProcessMetrics();
-      server = await startMetricsServer(ctx.metrics, port, ctx.config.host, app.log);
-      ctx.metrics.port = server.port;
-    });
-    app.addHook('onClose', async () => server?.close());
-  }
+  serveMetrics(app, ctx);
 
   if (opts.ownsContext !== false) app.addHook('onClose', async () => closeContext(ctx));
   return app;
