@@ -14,6 +14,7 @@ import { installKeyScopes } from './http/key-scopes.js';
 import { lazyChildLoggerFactory } from './http/logger.js';
 import { trustProxyOption } from './http/network-source.js';
 import { consoleRoutes } from './console/console.routes.js';
+import { startJobs } from './jobs/jobs.js';
 import { brandsModule } from './modules/brands/brands.plugin.js';
 import { invitationAcceptRoutes } from './modules/invitations/invitations.routes.js';
 import { filesRoutes } from './modules/files/files.routes.js';
@@ -109,6 +110,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   installOpenApi(app, { version, baseUrl: ctx.config.baseUrl });
   await app.register(formbody);
 
+  // Background work (sweepers, pruning, the webhook worker) with this app's logger.
+  startJobs(app);
   await app.register(healthRoutes);
   await app.register(wellKnownRoutes);
   await app.register(filesRoutes);
