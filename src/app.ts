@@ -14,6 +14,7 @@ import { installKeyScopes } from './http/key-scopes.js';
 import { lazyChildLoggerFactory } from './http/logger.js';
 import { trustProxyOption } from './http/network-source.js';
 import { consoleRoutes } from './console/console.routes.js';
+import { startJobs } from './jobs/jobs.js';
 import { brandsModule } from './modules/brands/brands.plugin.js';
 import { invitationAcceptRoutes } from './modules/invitations/invitations.routes.js';
 import { filesRoutes } from './modules/files/files.routes.js';
@@ -48,6 +49,19 @@ function requestIds(): () => string {
   const prefix = randomBytes(6).toString('hex');
   let seq = 0;
   return () => `${prefix}-${(++seq).toString(36)}`;
+}
+
+/** The Prometheus endpoint on its own port (METRICS_PORT), started when the app is ready. */
+function serveMetrics(app: FastifyInstance, ctx: AppContext): void {
+  const port = ctx.config.metricsPort;
+  if (port === undefined) return;
+  let server: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+  app.addHook('onReady', async () => {
+    ctx.metrics.collectProcessMetrics();
+    server = await startMetricsServer(ctx.metrics, port, ctx.config.host, app.log);
+    ctx.metrics.port = server.port;
+  });
+  app.addHook('onClose', async () => server?.close());
 }
 
 export interface BuildOptions {
@@ -110,6 +124,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   installOpenApi(app, { version, baseUrl: ctx.config.baseUrl });
   await app.register(formbody);
 
+  // Background work (sweepers, pruning, the webhook worker) with this app's logger.
+  startJobs(app);
   await app.register(healthRoutes);
   await app.register(wellKnownRoutes);
   await app.register(filesRoutes);
@@ -135,16 +151,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   await app.register(brandPreviewRoutes);
   await app.register(consoleRoutes);
 
-  if (ctx.config.metricsPort !== undefined) {
-    const port = ctx.config.metricsPort;
-    let server: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
-    app.addHook('onReady', async () => {
-      ctx.metrics.collectProcessMetrics();
-      server = await startMetricsServer(ctx.metrics, port, ctx.config.host, app.log);
-      ctx.metrics.port = server.port;
-    });
-    app.addHook('onClose', async () => server?.close());
-  }
+  serveMetrics(app, ctx);
 
   if (opts.ownsContext !== false) app.addHook('onClose', async () => closeContext(ctx));
   return app;

@@ -1,32 +1,22 @@
 import type { Config } from './config/index.js';
+import {
+  CONSOLE_BRAND_ID,
+  CONSOLE_BRAND_SLUG,
+  CONSOLE_CLIENT_ID,
+  SYSTEM_ORG_ID,
+  SYSTEM_ORG_SLUG,
+} from './config/system.js';
 import type { Executor } from './db/schema.js';
-import { BUILT_IN_ROLES } from './http/permissions.js';
 import type { Clock } from './lib/clock.js';
-import { newId } from './lib/ids.js';
 import { upsertAppRedirectUris } from './modules/apps/apps.queries.js';
 import { insertBrandIfAbsent } from './modules/brands/brands.queries.js';
+import { builtInRoleRows } from './modules/orgs/built-in-roles.js';
 import { insertOrgIfAbsent, insertRoles } from './modules/orgs/orgs.queries.js';
 import { WALLET_PROVIDER } from './providers/types.js';
 
-export const SYSTEM_ORG_ID = 'org_system';
-export const SYSTEM_ORG_SLUG = 'system';
-export const CONSOLE_BRAND_ID = 'brand_console';
-export const CONSOLE_BRAND_SLUG = 'console';
-export const CONSOLE_CLIENT_ID = 'console';
-
-/** Rows for an org's built-in roles (Owner, Admin, Member). */
-export function builtInRoleRows(orgId: string, now: Date) {
-  return (Object.keys(BUILT_IN_ROLES) as Array<keyof typeof BUILT_IN_ROLES>).map((key) => ({
-    id: newId('role_'),
-    org_id: orgId,
-    name: BUILT_IN_ROLES[key].name,
-    description: null,
-    built_in: key,
-    permissions: [...BUILT_IN_ROLES[key].permissions],
-    created_at: now,
-    updated_at: now,
-  }));
-}
+// Declared below the modules and the engine, which recognise them; re-exported for the tests' helpers.
+export { CONSOLE_BRAND_ID, CONSOLE_BRAND_SLUG, CONSOLE_CLIENT_ID, SYSTEM_ORG_ID, SYSTEM_ORG_SLUG };
+export { builtInRoleRows };
 
 /**
  * Ensures the system org, the `console` brand and the public `console` app (DESIGN.md §3). Every

@@ -180,7 +180,7 @@ export async function runCli(argv: string[], out: (s: string) => void = console.
         const permissions = parsePermissions(perms);
         const userId = await findUser(db, ident);
         if (sub === 'grant') {
-          await grantSystemPermissions(db, userId, permissions, new Date());
+          await grantSystemPermissions(db, userId, permissions, systemClock.now());
           out(`granted ${permissions.join(', ')} to ${userId}`);
         } else {
           await revokeSystemPermissions(db, userId, permissions);

@@ -3,6 +3,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config/index.js';
+import type { AppContext } from './context.js';
 import { embeddedSocketPath } from './db/index.js';
 import { createLogger } from './ops/logging.js';
 import { createContext } from './wiring.js';
@@ -18,6 +19,23 @@ function die(message: string, logger?: Logger): never {
  * Starts a server: config, stores, app, listen; stops cleanly on SIGTERM/SIGINT. Logs one line per
  * migration applied and one "gatehouse ready" line with the URLs to open next.
  */
+/**
+ * The embedded database can be opened by one process only: offer it to the CLI on a Unix socket
+ * inside DATA_DIR, readable by this user only (closed with the context).
+ */
+async function offerEmbeddedDatabase(ctx: AppContext, config: Config): Promise<void> {
+  if (!ctx.database.pglite) return;
+  const path = embeddedSocketPath(config.dataDir);
+  rmSync(path, { force: true });
+  const socketServer = new PGLiteSocketServer({ db: ctx.database.pglite, path, maxConnections: 4 });
+  await socketServer.start();
+  chmodSync(path, 0o600);
+  ctx.hooks.onClose.push(async () => {
+    await socketServer.stop();
+    rmSync(path, { force: true });
+  });
+}
+
 export async function serve(opts: { beforeExit?: () => Promise<void> } = {}): Promise<void> {
   const warnings: string[] = [];
   let config: Config;
@@ -43,20 +61,7 @@ export async function serve(opts: { beforeExit?: () => Promise<void> } = {}): Pr
   }
   const app = await buildApp(ctx, { logger });
 
-  let socketServer: PGLiteSocketServer | undefined;
-  if (ctx.database.pglite) {
-    // The embedded database can be opened by one process only: offer it to the CLI on a Unix
-    // socket inside DATA_DIR, readable by this user only.
-    const path = embeddedSocketPath(config.dataDir);
-    rmSync(path, { force: true });
-    socketServer = new PGLiteSocketServer({ db: ctx.database.pglite, path, maxConnections: 4 });
-    await socketServer.start();
-    chmodSync(path, 0o600);
-    ctx.hooks.onClose.push(async () => {
-      await socketServer?.stop();
-      rmSync(path, { force: true });
-    });
-  }
+  await offerEmbeddedDatabase(ctx, config);
 
   await app.ready();
   // Fastify logs one "Server listening" line per interface; the ready line below says it once.

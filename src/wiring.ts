@@ -14,6 +14,16 @@ import { introspectApiKey } from './modules/api-keys/api-keys.service.js';
 import { recordActivity } from './modules/users/activity.js';
 import { createEngineStores, type EngineStoreDeps } from './stores/engine.js';
 import { InvalidationBus } from './events/invalidation.js';
+import { addEventSink, setEventInterest } from './events/outbox.js';
+import { verifyApiKey } from './modules/api-keys/api-keys.service.js';
+import { onOrgDeleted } from './modules/orgs/orgs.service.js';
+import { disableOrgTokenGates } from './modules/token-gates/token-gates.service.js';
+import {
+  disableOrgWebhooks,
+  followWebhookChanges,
+  webhookInterest,
+  webhookOutboxSink,
+} from './modules/webhooks/webhooks.service.js';
 import { Metrics } from './ops/metrics.js';
 import {
   enabledProviderTypes,
@@ -113,7 +123,24 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   };
   ctx.stores.signin = createSigninStores(database.db, signinStoreDeps(ctx));
   stores.introspectors.push((token, request) => introspectApiKey(ctx, token, request.ip));
+  wireModules(ctx);
   return ctx;
+}
+
+/**
+ * The modules' extension points, connected here rather than by import or registration side effects:
+ * the webhook outbox as the event sink and interest check of `recordMutation`, its subscription cache
+ * following webhook writes, the handlers an org deletion runs in its transaction, and the API key
+ * verifier of bearer authentication. The outbox and org-deletion registries are idempotent by
+ * reference, so several contexts in one process (tests) register each handler once.
+ */
+function wireModules(ctx: AppContext): void {
+  addEventSink(webhookOutboxSink);
+  setEventInterest(webhookInterest);
+  ctx.hooks.onClose.push(followWebhookChanges(ctx.invalidation));
+  onOrgDeleted(disableOrgWebhooks);
+  onOrgDeleted(disableOrgTokenGates);
+  ctx.hooks.apiKeyVerifier = (key, req) => verifyApiKey(ctx, key, req.ip);
 }
 
 /** Closes what createContext opened (background jobs first, then Redis, then the database). */

@@ -64,6 +64,10 @@ export const defaults = {
   tokenGateLookupMaxEntries: 10_000,
   /** Audit log entries read per batch by the export (keyset pages). */
   auditExportBatch: 1000,
+  /** Delay before the first audit log pruning after start (seconds). */
+  auditPruneFirstRunDelay: 60,
+  /** Between two audit log prunings (seconds; daily). */
+  auditPruneInterval: 24 * 3600,
   /** Seconds a mint found by the mint-info lookup is cached (its decimals never change). */
   mintInfoTtl: 3600,
   /** Seconds an address without a mint is cached by the mint-info lookup (a mint may be created). */
@@ -127,6 +131,24 @@ export const defaults = {
   maxFileBytes: 2 * 1024 * 1024,
   /** JSON body cap for every other route. */
   maxBodyBytes: 1024 * 1024,
+  /** Accounts moved to the graveyard per transaction, so one sweep never holds a long lock. */
+  accountSweepBatch: 100,
+  /** Audit log rows deleted per statement while pruning. */
+  auditPruneBatch: 5000,
+  /** How long an instance trusts its copy of an org's webhook subscriptions when deciding to record `token.*` (ms). */
+  webhookInterestTtlMs: 1000,
+  /** Most orgs whose webhook subscriptions an instance keeps (the cache is emptied past it). */
+  webhookInterestMaxOrgs: 10_000,
+  /** Most webhook signing secrets the delivery worker keeps decrypted (emptied past it). */
+  webhookSecretCacheMax: 10_000,
+  /** Before the delivery worker listens again after its notification connection dropped (ms). */
+  webhookReconnectDelayMs: 1000,
+  /** An API key's `last_used_at` is written at most this often (seconds), not on every request. */
+  apiKeyTouchInterval: 60,
+  /** Between two sweeps of the in-memory rate-limit windows (ms). */
+  rateLimitMemorySweepMs: 60_000,
+  /** Most network-source keys memoized (emptied past it). */
+  networkSourceMemoMax: 10_000,
 } as const;
 
 /** Field limits of the interface. */

@@ -1,5 +1,5 @@
 import * as oauth from 'oauth4webapi';
-import { CONSOLE_CLIENT_ID } from '../bootstrap.js';
+import { CONSOLE_CLIENT_ID } from '../config/system.js';
 import { DevError, type DevWallet } from './wallet.js';
 
 /**

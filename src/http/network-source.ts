@@ -1,3 +1,4 @@
+import { defaults } from '../config/defaults.js';
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -14,13 +15,12 @@ export function networkSourceKey(ip: string, v6Prefix: number): string {
   let key = memo.get(memoKey);
   if (key === undefined) {
     key = ipv6SourceKey(ip, v6Prefix);
-    if (memo.size >= MEMO_MAX) memo.clear();
+    if (memo.size >= defaults.networkSourceMemoMax) memo.clear();
     memo.set(memoKey, key);
   }
   return key;
 }
 
-const MEMO_MAX = 10_000;
 const memo = new Map<string, string>();
 
 function ipv6SourceKey(ip: string, v6Prefix: number): string {

@@ -6,7 +6,7 @@ import {
   RateLimiterRes,
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
-import { type RateLimitName, rateLimits } from '../config/defaults.js';
+import { defaults, type RateLimitName, rateLimits } from '../config/defaults.js';
 import { ApiError } from './errors.js';
 import { networkSourceKey } from './network-source.js';
 import { documentGuard } from './route-doc.js';
@@ -33,7 +33,7 @@ class MemoryWindows {
   private readonly sweeper: NodeJS.Timeout;
 
   constructor() {
-    this.sweeper = setInterval(() => this.sweep(), 60_000);
+    this.sweeper = setInterval(() => this.sweep(), defaults.rateLimitMemorySweepMs);
     this.sweeper.unref();
   }
 

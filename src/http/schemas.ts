@@ -29,6 +29,10 @@ export function errorResponses(...statuses: number[]): Record<number, typeof Err
 export const authErrors = errorResponses(400, 401, 403, 404, 429);
 
 export const Slug = Type.String({ pattern: limits.slugPattern });
+/** A path segment naming a resource (slug, id, client id): bounded, otherwise free (unknown → 404). */
+export const PathId = Type.String({ minLength: 1, maxLength: 100 });
+/** `:orgSlug`, the path parameters of every route on an org itself (others add their own ids). */
+export const OrgParams = Type.Object({ orgSlug: PathId });
 export const Name = Type.String({ minLength: 1, maxLength: limits.nameMax });
 export const IsoDate = Type.String({ format: 'date-time' });
 

@@ -72,7 +72,7 @@ export async function loadClient(ctx: AppContext, clientId: string): Promise<Cli
   if (!clientId || clientId.length > 200) return null;
   const cache = cacheOf(ctx);
   if (!ctx.invalidation.healthy) return fetchClient(ctx, clientId);
-  const now = Date.now();
+  const now = ctx.clock.nowMs();
   const hit = cache.get(clientId);
   if (hit) {
     if (hit.pending) return hit.pending;
@@ -83,7 +83,7 @@ export async function loadClient(ctx: AppContext, clientId: string): Promise<Cli
   entry.pending = fetchClient(ctx, clientId).then(
     (client) => {
       entry.client = client;
-      entry.loadedAt = Date.now();
+      entry.loadedAt = ctx.clock.nowMs();
       entry.pending = undefined;
       return client;
     },

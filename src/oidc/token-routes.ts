@@ -1,13 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { defaults } from '../config/defaults.js';
 import { OAuthError } from '../http/errors.js';
 import { ErrorEnvelope, OAuthErrorBody } from '../http/schemas.js';
 import { authenticateClient } from './client-auth.js';
 import { deviceAuthorize } from './device-authorize.js';
 import { introspectToken } from './introspect.js';
-import { revocationCheck, sweepExpiredTokens } from './revocation.js';
+import { revocationCheck } from './revocation.js';
 import { revokeToken } from './revoke.js';
 import { tokenEndpoint } from './token-endpoint.js';
 import { userinfo } from './userinfo.js';
@@ -102,18 +101,12 @@ function required(value: string | undefined, field: string): string {
 
 /**
  * The token side of the issuer: token, revoke, introspect, device authorization and userinfo.
- * Registers the issuer's access-token check (revoked jtis, disabled apps, deleted users) and a
- * sweeper for expired rows.
+ * Registers the issuer's access-token check (revoked jtis, disabled apps, deleted users). Its
+ * sweeper of expired rows is in src/jobs.
  */
 export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   ctx.hooks.accessTokenChecks.push(revocationCheck(ctx));
-
-  const sweeper = setInterval(() => {
-    sweepExpiredTokens(ctx).catch((err) => app.log.warn({ err }, 'token sweep failed'));
-  }, defaults.tokenSweepInterval * 1000);
-  sweeper.unref();
-  ctx.hooks.onClose.push(() => clearInterval(sweeper));
 
   app.post(
     '/oauth2/token',

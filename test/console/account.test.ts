@@ -122,7 +122,7 @@ describe('the console: account, operator views, org lifecycle', () => {
     await page.getByRole('status').filter({ hasText: 'Uploaded logo.png' }).waitFor();
     await page.getByRole('button', { name: 'Save profile' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    assert.ok(await page.getByRole('img', { name: 'You' }).isVisible());
+    await page.getByRole('img', { name: 'You' }).waitFor();
     const user = await t.ctx.db
       .selectFrom('users')
       .select(['username', 'first_name', 'preferred_language', 'profile_picture_id'])

@@ -92,7 +92,7 @@ export function ApiKeys() {
           <Empty>No active API keys.</Empty>
         ) : (
           <div class="table-wrap">
-            <table>
+            <table class="stack">
               <thead>
                 <tr>
                   <th scope="col">Name</th>
@@ -108,14 +108,16 @@ export function ApiKeys() {
                 {live.map((k: Json) => (
                   <tr key={k.id}>
                     <th scope="row">{k.name}</th>
-                    <td>
+                    <td data-label="Prefix">
                       <code>{k.prefix}…</code>
                     </td>
-                    <td>{k.scopes.length ? k.scopes.join(', ') : 'all (as you)'}</td>
-                    <td>{k.expiresAt ? when(k.expiresAt) : 'never'}</td>
-                    <td>{k.ipAllowlist.length ? k.ipAllowlist.join(', ') : 'anywhere'}</td>
-                    <td>{when(k.lastUsedAt)}</td>
-                    <td>
+                    <td data-label="Scopes">{k.scopes.length ? k.scopes.join(', ') : 'all (as you)'}</td>
+                    <td data-label="Expires">{k.expiresAt ? when(k.expiresAt) : 'never'}</td>
+                    <td data-label="Allowed from">
+                      {k.ipAllowlist.length ? k.ipAllowlist.join(', ') : 'anywhere'}
+                    </td>
+                    <td data-label="Last used">{when(k.lastUsedAt)}</td>
+                    <td data-label="Actions">
                       <button
                         type="button"
                         class="secondary outline"

@@ -89,7 +89,7 @@ function WalletTable({
   return (
     <>
       <div class="table-wrap">
-        <table>
+        <table class="stack">
           <thead>
             <tr>
               <th scope="col">Wallet</th>
@@ -105,7 +105,7 @@ function WalletTable({
                   <code title={k.address}>{shortAddress(k.address)}</code>
                   {k.isPrimary && <span class="badge"> Primary</span>}
                 </th>
-                <td>
+                <td data-label="Label">
                   <form
                     class="row"
                     onSubmit={async (e) => {
@@ -139,8 +139,8 @@ function WalletTable({
                     </button>
                   </form>
                 </td>
-                <td>{when(k.lastUsedAt)}</td>
-                <td>
+                <td data-label="Last used">{when(k.lastUsedAt)}</td>
+                <td data-label="Actions">
                   <div class="row">
                     {!k.isPrimary && (
                       <button

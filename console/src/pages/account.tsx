@@ -97,9 +97,10 @@ export function Profile() {
             unwrap(api.PATCH('/users/{id}', { params: { path: { id: 'me' } }, body })),
           );
           if (ok) {
-            setSaved(true);
-            setPicture(null);
+            // The new picture stays on screen until the reloaded profile carries it.
             await reloadMe();
+            setPicture(null);
+            setSaved(true);
           }
         }}
       >
@@ -237,7 +238,7 @@ export function ConnectedApps() {
           <Empty>You have not allowed any app yet.</Empty>
         ) : (
           <div class="table-wrap">
-            <table>
+            <table class="stack">
               <thead>
                 <tr>
                   <th scope="col">App</th>
@@ -252,9 +253,9 @@ export function ConnectedApps() {
                     <th scope="row">
                       <code>{g.app}</code>
                     </th>
-                    <td>{g.scopes.join(', ')}</td>
-                    <td>{when(g.updatedAt)}</td>
-                    <td>
+                    <td data-label="Scopes">{g.scopes.join(', ')}</td>
+                    <td data-label="Allowed">{when(g.updatedAt)}</td>
+                    <td data-label="Actions">
                       <button
                         type="button"
                         class="secondary outline"

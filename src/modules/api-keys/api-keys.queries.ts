@@ -1,3 +1,4 @@
+import { defaults } from '../../config/defaults.js';
 import type { Executor } from '../../db/schema.js';
 import type { ApiKeyRow } from '../users/users.queries.js';
 
@@ -52,9 +53,9 @@ export async function findApiKeyByHash(db: Executor, keyHash: string): Promise<A
     .executeTakeFirst();
 }
 
-/** Records use at most once a minute per key, so a busy key does not write on every request. */
+/** Records use at most once per `apiKeyTouchInterval` (a minute) per key, so a busy key does not write on every request. */
 export async function touchApiKey(db: Executor, id: string, now: Date): Promise<void> {
-  const staleBefore = new Date(now.getTime() - 60_000);
+  const staleBefore = new Date(now.getTime() - defaults.apiKeyTouchInterval * 1000);
   await db
     .updateTable('api_keys')
     .set({ last_used_at: now })

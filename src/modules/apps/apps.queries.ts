@@ -120,3 +120,16 @@ export async function upsertAppRedirectUris(db: Executor, row: Insertable<AppsTa
     .onConflict((oc) => oc.column('client_id').doUpdateSet({ redirect_uris: row.redirect_uris }))
     .execute();
 }
+
+/** An enabled, live app of a live brand by client id, with its brand's slug (the token audience). */
+export function findEnabledAppWithBrandSlug(db: Executor, clientId: string) {
+  return db
+    .selectFrom('apps as a')
+    .innerJoin('brands as b', 'b.id', 'a.brand_id')
+    .select(['a.client_id', 'b.slug'])
+    .where('a.client_id', '=', clientId)
+    .where('a.enabled', '=', true)
+    .where('a.deleted_at', 'is', null)
+    .where('b.deleted_at', 'is', null)
+    .executeTakeFirst();
+}

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../http/auth.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
-import { type OrgRouteOptions, orgPrefix, orgRouteGuards } from '../brands/brands.guards.js';
+import { type OrgScopeOptions, orgPrefix, orgScope } from '../orgs/org-scope.js';
 import { BrandParams } from '../brands/brands.schemas.js';
 import {
   App,
@@ -20,9 +20,9 @@ import { routeDoc } from '../../http/route-doc.js';
 const doc = routeDoc('Apps');
 
 /** Apps (OAuth clients) of a brand. Reads need `org.apps.view`, writes `org.apps.edit`. */
-export const appsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app, opts) => {
+export const appsRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, opts) => {
   const ctx = app.ctx;
-  const guard = orgRouteGuards(ctx, opts);
+  const guard = orgScope(ctx, opts);
   const base = `${orgPrefix(opts)}/brands/:brandSlug/apps`;
 
   app.post(

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Name, Nullable, listOf } from '../../http/schemas.js';
+import { listOf, Name, Nullable, PathId } from '../../http/schemas.js';
 import { GRANT_TYPES } from '../../oidc/discovery.js';
 
 export const APP_TYPES = ['web', 'spa', 'native', 'm2m', 'agent'] as const;
@@ -21,8 +21,8 @@ const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: 80 }), {
 const Description = Type.String({ maxLength: 500 });
 
 export const AppParams = Type.Object({
-  orgSlug: Type.String({ minLength: 1, maxLength: 100 }),
-  brandSlug: Type.String({ minLength: 1, maxLength: 100 }),
+  orgSlug: PathId,
+  brandSlug: PathId,
   clientId: Type.String({ minLength: 1, maxLength: 100 }),
 });
 

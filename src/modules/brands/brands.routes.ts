@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../http/auth.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
-import { type OrgRouteOptions, orgPrefix, orgRouteGuards } from './brands.guards.js';
+import { type OrgScopeOptions, orgPrefix, orgScope } from '../orgs/org-scope.js';
 import {
   Brand,
   BrandCreateBody,
@@ -17,9 +17,9 @@ import { routeDoc } from '../../http/route-doc.js';
 
 const doc = routeDoc('Brands');
 
-export const brandsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app, opts) => {
+export const brandsRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, opts) => {
   const ctx = app.ctx;
-  const guard = orgRouteGuards(ctx, opts);
+  const guard = orgScope(ctx, opts);
   const base = `${orgPrefix(opts)}/brands`;
 
   app.post(

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { limits } from '../../config/defaults.js';
-import { FileTracker, Name, Nullable, Slug, listOf } from '../../http/schemas.js';
+import { FileTracker, listOf, Name, Nullable, OrgParams, PathId, Slug } from '../../http/schemas.js';
 import { SIGN_IN_METHODS, WALLET_PROVIDER } from '../../providers/types.js';
 
 /** `#rgb` or `#rrggbb`. */
@@ -15,10 +15,10 @@ export const ProviderOrder = Type.Array(Type.Enum([...SIGN_IN_METHODS]), {
 });
 export const DEFAULT_PROVIDER_ORDER = [WALLET_PROVIDER];
 
-export const OrgParams = Type.Object({ orgSlug: Type.String({ minLength: 1, maxLength: 100 }) });
+export { OrgParams };
 export const BrandParams = Type.Object({
-  orgSlug: Type.String({ minLength: 1, maxLength: 100 }),
-  brandSlug: Type.String({ minLength: 1, maxLength: 100 }),
+  orgSlug: PathId,
+  brandSlug: PathId,
 });
 
 export const BrandCreateBody = Type.Object(

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import { CONSOLE_BRAND_ID, CONSOLE_BRAND_SLUG, SYSTEM_ORG_ID } from '../../bootstrap.js';
+import { CONSOLE_BRAND_ID, CONSOLE_BRAND_SLUG, SYSTEM_ORG_ID } from '../../config/system.js';
 import type { AppContext } from '../../context.js';
 import { mapDbError } from '../../http/db-conflicts.js';
 import type { BrandRow, BrandsTable, Executor, OrgRow } from '../../db/schema.js';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../http/auth.js';
 import { authErrors } from '../../http/schemas.js';
-import { type OrgRouteOptions, orgPrefix, orgRouteGuards } from '../brands/brands.guards.js';
+import { type OrgScopeOptions, orgPrefix, orgScope } from '../orgs/org-scope.js';
 import { BrandParams } from '../brands/brands.schemas.js';
 import {
   Connection,
@@ -22,9 +22,9 @@ import { routeDoc } from '../../http/route-doc.js';
 const doc = routeDoc('Connections');
 
 /** A brand's upstream sign-in credentials. Reads `org.connections.view`, writes `org.connections.edit`. */
-export const connectionsRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app, opts) => {
+export const connectionsRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, opts) => {
   const ctx = app.ctx;
-  const guard = orgRouteGuards(ctx, opts);
+  const guard = orgScope(ctx, opts);
   const base = `${orgPrefix(opts)}/brands/:brandSlug/connections`;
 
   app.put(

@@ -1,11 +1,12 @@
 import { Type } from 'typebox';
 import { PROVIDER_TYPES, type ProviderType } from '../../providers/types.js';
+import { PathId } from '../../http/schemas.js';
 
 export const ConnectionType = Type.Enum([...PROVIDER_TYPES]);
 
 export const ConnectionParams = Type.Object({
-  orgSlug: Type.String({ minLength: 1, maxLength: 100 }),
-  brandSlug: Type.String({ minLength: 1, maxLength: 100 }),
+  orgSlug: PathId,
+  brandSlug: PathId,
   type: ConnectionType,
 });
 

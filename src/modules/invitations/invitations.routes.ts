@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { requireAccessToken } from '../users/users.guards.js';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { routeDoc } from '../../http/route-doc.js';
-import { authErrors, errorResponses } from '../../http/schemas.js';
+import { authErrors, errorResponses, OrgParams } from '../../http/schemas.js';
 import { type OrgScopeOptions, orgScope } from '../orgs/org-scope.js';
 import {
   AcceptInvitationBody,
@@ -21,7 +21,6 @@ import {
   revokeInvitation,
 } from './invitations.service.js';
 
-const OrgParams = Type.Object({ orgSlug: Type.String({ minLength: 1, maxLength: 100 }) });
 const doc = routeDoc('Invitations');
 
 /** An org's invitation links: create (`org.members.edit`), list (`org.members.view`), revoke. */

@@ -1,7 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { defaults } from '../../config/defaults.js';
-
-const PathId = Type.String({ minLength: 1, maxLength: 100 });
+import { PathId } from '../../http/schemas.js';
 
 export const InvitationParams = Type.Object({ orgSlug: PathId, invitationId: PathId });
 

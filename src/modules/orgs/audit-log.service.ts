@@ -1,11 +1,10 @@
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { type AuditRow, pruneBatch, queryAuditLog } from '../../events/audit-log.queries.js';
+import { every, type ScheduledJob } from '../../lib/timer.js';
 import type { AuditEntryView, AuditLogFilter } from './orgs.schemas.js';
 
 const DAY_SECONDS = 24 * 3600;
-/** Rows deleted per statement while pruning. */
-const PRUNE_BATCH = 5000;
 
 export function presentEntry(r: AuditRow): AuditEntryView {
   const v: AuditEntryView = {
@@ -51,41 +50,27 @@ export async function pruneAuditLog(ctx: AppContext): Promise<number> {
     if (days === null) continue;
     const cutoff = new Date(now - days * DAY_SECONDS * 1000);
     for (;;) {
-      const n = await pruneBatch(ctx.db, tier, cutoff, PRUNE_BATCH);
+      const n = await pruneBatch(ctx.db, tier, cutoff, defaults.auditPruneBatch);
       deleted += n;
-      if (n < PRUNE_BATCH) break;
+      if (n < defaults.auditPruneBatch) break;
     }
   }
   return deleted;
 }
 
 /**
- * Runs the pruning once a day (the first run a minute after start). The timers are unref'd so they
- * never hold the process open, and stopped when the context closes.
+ * Runs the pruning once a day (the first run a minute after start) on the jobs timer, stopped when
+ * the context closes. Started by src/jobs.
  */
 export function startAuditPruning(
   ctx: AppContext,
   log: { error(obj: unknown, msg: string): void },
-): { idle(): Promise<void> } {
-  let current: Promise<void> | null = null;
-  const run = () => {
-    current ??= pruneAuditLog(ctx)
-      .then(() => undefined)
-      .catch((err) => log.error({ err }, 'audit log pruning failed'))
-      .finally(() => {
-        current = null;
-      });
-  };
-  const first = setTimeout(run, 60_000);
-  const daily = setInterval(run, DAY_SECONDS * 1000);
-  first.unref();
-  daily.unref();
-  ctx.hooks.onClose.push(async () => {
-    clearTimeout(first);
-    clearInterval(daily);
-    // A run in flight finishes before the database closes under it.
-    await current;
-  });
-  /** Resolves when no run is in flight (tests step the timers and wait for the run they caused). */
-  return { idle: async () => void (await current) };
+): ScheduledJob {
+  const job = every(
+    { firstMs: defaults.auditPruneFirstRunDelay * 1000, everyMs: defaults.auditPruneInterval * 1000 },
+    () => pruneAuditLog(ctx),
+    (err) => log.error({ err }, 'audit log pruning failed'),
+  );
+  ctx.hooks.onClose.push(() => job.stop());
+  return job;
 }

@@ -1,4 +1,5 @@
 import type { FastifyRequest, preHandlerAsyncHookHandler, preHandlerHookHandler } from 'fastify';
+import type { RateLimitName } from '../../config/defaults.js';
 import type { AppContext, Principal } from '../../context.js';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { type AdminPermission, apiKeyAllows, type OrgPermission } from '../../http/permissions.js';
@@ -8,7 +9,12 @@ import type { Actor } from './roles.service.js';
 /** Options of the org-scoped route plugins, registered once for members and once as the admin mirror. */
 export interface OrgScopeOptions {
   /** The `/admin/identity/organizations` mirror: system permissions instead of membership. */
-  admin: boolean;
+  admin?: boolean;
+}
+
+/** The path prefix of an org's resources: `/identity/organizations/:orgSlug` or its admin mirror. */
+export function orgPrefix(opts: OrgScopeOptions): string {
+  return `${opts.admin ? '/admin' : ''}/identity/organizations/:orgSlug`;
 }
 
 /**
@@ -26,24 +32,32 @@ export function credentialAllowsSystem(principal: Principal, permission: AdminPe
  * then the org's rate limit. The limit runs after the check so that outsiders cannot spend an org's
  * budget; the mirror counts in its own bucket so operators do not spend the org's.
  */
-export function orgScope(ctx: AppContext, opts: OrgScopeOptions) {
-  const requirePermission = orgGuards(ctx, { admin: opts.admin });
+export function orgScope(ctx: AppContext, opts: OrgScopeOptions = {}) {
+  const requirePermission = orgGuards(ctx, { admin: !!opts.admin });
+  /** The org's rate-limit key (after the permission check); the mirror's has its own bucket. */
   const orgKey = (req: FastifyRequest) => (opts.admin ? `admin:${req.org.id}` : req.org.id);
   const auth = authenticate(ctx);
-  const limits = {
-    orgRead: ctx.rateLimits.guard('orgRead', orgKey),
-    orgWrite: ctx.rateLimits.guard('orgWrite', orgKey),
-    auditLogRead: ctx.rateLimits.guard('auditLogRead', orgKey),
+  const limits = new Map<RateLimitName, preHandlerHookHandler | preHandlerAsyncHookHandler>();
+  const limitOf = (name: RateLimitName) => {
+    let guard = limits.get(name);
+    if (!guard) {
+      guard = ctx.rateLimits.guard(name, orgKey);
+      limits.set(name, guard);
+    }
+    return guard;
   };
+  /** authenticate, the permission check, then the org's `limit` budget. */
   const chain = (
     permission: OrgPermission,
-    limit: keyof typeof limits,
+    limit: RateLimitName,
   ): Array<preHandlerAsyncHookHandler | preHandlerHookHandler> => [
     auth,
     requirePermission(permission),
-    limits[limit],
+    limitOf(limit),
   ];
   return {
+    orgKey,
+    chain,
     read: (permission: OrgPermission) => chain(permission, 'orgRead'),
     write: (permission: OrgPermission) => chain(permission, 'orgWrite'),
     auditRead: (permission: OrgPermission) => chain(permission, 'auditLogRead'),
@@ -56,7 +70,7 @@ export function orgScope(ctx: AppContext, opts: OrgScopeOptions) {
       let permissions = req.orgPermissions;
       if (principal.kind === 'api_key')
         permissions = new Set([...permissions].filter((p) => apiKeyAllows(principal.scopes, p)));
-      return { userId: principal.userId, permissions, admin: opts.admin };
+      return { userId: principal.userId, permissions, admin: !!opts.admin };
     },
   };
 }

@@ -46,15 +46,6 @@ export async function insertOrgIfAbsent(db: Executor, row: OrgRow): Promise<bool
   return !!inserted;
 }
 
-export async function findActiveOrgById(db: Executor, id: string): Promise<OrgRow | undefined> {
-  return db
-    .selectFrom('orgs')
-    .selectAll()
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-}
-
 /** Locks the org row for the rest of the transaction: serializes ownership and membership changes. */
 export async function lockActiveOrg(db: Executor, id: string): Promise<OrgRow | undefined> {
   return db

@@ -7,7 +7,6 @@ import { requireSystemPermission, systemPermissions } from './org.guards.js';
 import { authErrors, errorResponses, listOf } from '../../http/schemas.js';
 import { auditExportRoutes } from './audit-log.export.js';
 import { auditLogRoutes } from './audit-log.routes.js';
-import { startAuditPruning } from './audit-log.service.js';
 import { membersRoutes } from './members.routes.js';
 import { credentialAllowsSystem, type OrgScopeOptions, orgScope } from './org-scope.js';
 import { CreateOrgBody, OrgListQuery, OrgParams, OrgSchema, UpdateOrgBody } from './orgs.schemas.js';
@@ -140,6 +139,4 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(systemPermissionsRoutes);
   await app.register(orgScopedRoutes, { prefix: '/identity/organizations', admin: false });
   await app.register(orgScopedRoutes, { prefix: '/admin/identity/organizations', admin: true });
-
-  startAuditPruning(ctx, app.log);
 };

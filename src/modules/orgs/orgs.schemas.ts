@@ -1,14 +1,13 @@
 import { type Static, Type } from 'typebox';
 import { limits } from '../../config/defaults.js';
-import { FileTracker, IsoDate, Name, Nullable, Slug } from '../../http/schemas.js';
+import { FileTracker, IsoDate, Name, Nullable, OrgParams, PathId, Slug } from '../../http/schemas.js';
 import { UserSchema } from '../users/user.presenter.js';
 
 /** Path parameters are bounded so that nothing unreasonable reaches a query; unknown values are 404. */
-const PathId = Type.String({ minLength: 1, maxLength: 100 });
 const Description = Type.String({ maxLength: limits.descriptionMax });
 const RoleName = Type.String({ minLength: 1, maxLength: limits.roleNameMax });
 
-export const OrgParams = Type.Object({ orgSlug: PathId });
+export { OrgParams };
 export const RoleParams = Type.Object({ orgSlug: PathId, roleId: PathId });
 export const MemberParams = Type.Object({ orgSlug: PathId, userId: PathId });
 export const MemberRoleParams = Type.Object({ orgSlug: PathId, userId: PathId, roleId: PathId });

@@ -1,4 +1,4 @@
-import { builtInRoleRows } from '../../bootstrap.js';
+import { builtInRoleRows } from './built-in-roles.js';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { mapDbError } from '../../http/db-conflicts.js';
@@ -6,6 +6,7 @@ import type { Executor, OrgRow, Trx } from '../../db/schema.js';
 import { forbidden, notFound, unprocessable } from '../../http/errors.js';
 import { BUILT_IN_ROLES } from '../../http/permissions.js';
 import { diff, recordMutation } from '../../events/outbox.js';
+import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { appChangeCommitted, notifyAppChanged } from '../apps/apps.notify.js';
 import { fileTrackers, resolveFileId } from '../files/files.service.js';
@@ -13,10 +14,11 @@ import * as q from './orgs.queries.js';
 import type { CreateOrgInput, OrgView, UpdateOrgInput } from './orgs.schemas.js';
 
 /**
- * Disables a module's resources of an org being deleted, inside the deletion's transaction (webhooks,
- * token gates, … register one each at module load). Must not call out over the network.
+ * Disables a module's resources of an org being deleted, inside the deletion's transaction. The
+ * modules' handlers (webhooks, token gates) are registered by wiring.ts when it builds a context.
+ * Must not call out over the network.
  */
-export type OrgDeletedHandler = (trx: Trx, orgId: string) => Promise<void>;
+export type OrgDeletedHandler = (trx: Trx, orgId: string, clock: Clock) => Promise<unknown>;
 const orgDeletedHandlers: OrgDeletedHandler[] = [];
 
 /** Registers a handler once (idempotent by reference). */
@@ -173,7 +175,7 @@ export async function deleteOrg(
     const deleted = await q.softDeleteOrg(trx, org.id, now);
     if (!deleted) throw notFound('organization');
     const apps = await q.disableOrgChildren(trx, org.id, now);
-    for (const handler of orgDeletedHandlers) await handler(trx, org.id);
+    for (const handler of orgDeletedHandlers) await handler(trx, org.id, ctx.clock);
     await recordMutation(trx, ctx.clock, {
       orgId: org.id,
       actorUserId,

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../http/auth.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
-import { type OrgRouteOptions, orgPrefix, orgRouteGuards } from '../brands/brands.guards.js';
+import { type OrgScopeOptions, orgPrefix, orgScope } from '../orgs/org-scope.js';
 import { BrandParams } from '../brands/brands.schemas.js';
 import { Scope, ScopeCreateBody, ScopeList, ScopeParams, ScopePatchBody } from './scopes.schemas.js';
 import { createScope, deleteScope, getScope, listScopes, updateScope } from './scopes.service.js';
@@ -11,9 +11,9 @@ import { routeDoc } from '../../http/route-doc.js';
 const doc = routeDoc('Scopes');
 
 /** A brand's scope vocabulary. Reads need `org.brands.view`, writes `org.scopes.edit` (DESIGN.md §4). */
-export const scopesRoutes: FastifyPluginAsyncTypebox<OrgRouteOptions> = async (app, opts) => {
+export const scopesRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, opts) => {
   const ctx = app.ctx;
-  const guard = orgRouteGuards(ctx, opts);
+  const guard = orgScope(ctx, opts);
   const base = `${orgPrefix(opts)}/brands/:brandSlug/scopes`;
 
   app.get(

@@ -1,12 +1,13 @@
 import { Type } from 'typebox';
 import { limits } from '../../config/defaults.js';
+import { PathId } from '../../http/schemas.js';
 
 /** Shown on the consent screen; the interface gives no bound, so the description limit of the house. */
 const Description = Type.String({ minLength: 1, maxLength: limits.descriptionMax });
 
 export const ScopeParams = Type.Object({
-  orgSlug: Type.String({ minLength: 1, maxLength: 100 }),
-  brandSlug: Type.String({ minLength: 1, maxLength: 100 }),
+  orgSlug: PathId,
+  brandSlug: PathId,
   name: Type.String({ minLength: 1, maxLength: 100 }),
 });
 

@@ -1,19 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
-import { authenticate } from '../../http/auth.js';
 import { ApiError, validationFailed } from '../../http/errors.js';
-import { orgGuards } from '../orgs/org.guards.js';
+import { orgScope } from '../orgs/org-scope.js';
 import { routeDoc } from '../../http/route-doc.js';
-import { authErrors, errorResponses } from '../../http/schemas.js';
+import { authErrors, errorResponses, OrgParams } from '../../http/schemas.js';
 import { isSolanaAddress } from '../../lib/solana.js';
 import { type MintInfo, SolanaRpc, SolanaRpcTimeoutError, TOKEN_2022_PROGRAM_ID } from '../../solana/rpc.js';
 
 const doc = routeDoc('Token gates');
 
-export const MintInfoParams = Type.Object({ orgSlug: Type.String({ minLength: 1, maxLength: 100 }) });
+export const MintInfoParams = OrgParams;
 export const MintInfoQuery = Type.Object(
   { mintAddress: Type.String({ minLength: 1, maxLength: 100 }) },
   { additionalProperties: false },
@@ -90,8 +88,7 @@ export class MintInfoCache {
 export const mintInfoRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   const cache = new MintInfoCache(ctx);
-  const requirePermission = orgGuards(ctx);
-  const byOrg = (req: FastifyRequest) => req.org.id;
+  const guard = orgScope(ctx);
   app.get(
     '/identity/organizations/:orgSlug/token-gates/mint-info',
     {
@@ -110,11 +107,7 @@ export const mintInfoRoutes: FastifyPluginAsyncTypebox = async (app) => {
         querystring: MintInfoQuery,
         response: { 200: MintInfoSchema, ...authErrors, ...errorResponses(422, 502, 504) },
       },
-      preHandler: [
-        authenticate(ctx),
-        requirePermission('org.tokenGates.view'),
-        ctx.rateLimits.guard('mintInfo', byOrg),
-      ],
+      preHandler: guard.chain('org.tokenGates.view', 'mintInfo'),
     },
     async (req) => {
       const { mintAddress } = req.query;

@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { defaults } from '../../config/defaults.js';
-import { authenticate, principalOf } from '../../http/auth.js';
+import { principalOf } from '../../http/auth.js';
 import { makeAjv } from '../../http/ajv.js';
 import { fieldErrors } from '../../http/error-handler.js';
 import { validationFailed } from '../../http/errors.js';
-import { orgGuards } from '../orgs/org.guards.js';
+import { orgScope } from '../orgs/org-scope.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import { isSolanaAddress } from '../../lib/solana.js';
 import { BoundedSet, type CheckAnswer, GateChecker, serializeCheckResult } from './token-gates.check.js';
@@ -32,18 +32,9 @@ const doc = routeDoc('Token gates');
 /** Token gates: management under the org (org.tokenGates.*), and the public, cached balance check. */
 export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
-  const requirePermission = orgGuards(ctx);
-  const byOrg = (req: FastifyRequest) => req.org?.id;
-  const view = [
-    authenticate(ctx),
-    requirePermission('org.tokenGates.view'),
-    ctx.rateLimits.guard('orgRead', byOrg),
-  ];
-  const edit = [
-    authenticate(ctx),
-    requirePermission('org.tokenGates.edit'),
-    ctx.rateLimits.guard('tokenGateWrite', byOrg),
-  ];
+  const guard = orgScope(ctx);
+  const view = guard.read('org.tokenGates.view');
+  const edit = guard.chain('org.tokenGates.edit', 'tokenGateWrite');
 
   app.post(
     PREFIX,

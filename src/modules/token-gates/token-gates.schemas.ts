@@ -1,9 +1,8 @@
 import { type Static, Type } from 'typebox';
 import { limits } from '../../config/defaults.js';
-import { Name, Nullable } from '../../http/schemas.js';
+import { Name, Nullable, OrgParams, PathId } from '../../http/schemas.js';
 
 /** Path parameters are bounded so that nothing unreasonable reaches a query; unknown values are 404. */
-const PathId = Type.String({ minLength: 1, maxLength: 100 });
 const Description = Type.String({ maxLength: limits.descriptionMax });
 
 /**
@@ -26,7 +25,7 @@ const Base58Address = Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$' });
  */
 export const GateKind = Type.Union([Type.Literal('token'), Type.Literal('collection'), Type.Literal('sol')]);
 
-export const GateListParams = Type.Object({ orgSlug: PathId });
+export const GateListParams = OrgParams;
 export const GateParams = Type.Object({ orgSlug: PathId, gateId: PathId });
 
 export const TokenGateSchema = Type.Object({

@@ -3,11 +3,10 @@ import type { Trx } from '../../db/schema.js';
 import { diff, recordMutation } from '../../events/outbox.js';
 import { mapDbError } from '../../http/db-conflicts.js';
 import { notFound, validationFailed } from '../../http/errors.js';
-import { type Clock, systemClock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { isSolanaAddress } from '../../lib/solana.js';
 import { WRAPPED_SOL_MINT } from '../../solana/metadata.js';
-import { onOrgDeleted } from '../orgs/orgs.service.js';
 import { gateWriteCommitted, invalidateGateLookups, invalidateOrgGateLookups } from './token-gates.check.js';
 import {
   deleteGate,
@@ -201,18 +200,8 @@ export async function removeGate(
  * answers 404 for a deleted org's gates; disabling them keeps them off should the org be restored.
  * Every instance drops its cached lookups of the org's gates when the deletion commits.
  */
-export async function disableOrgTokenGates(
-  trx: Trx,
-  orgId: string,
-  clock: Clock = systemClock,
-): Promise<string[]> {
+export async function disableOrgTokenGates(trx: Trx, orgId: string, clock: Clock): Promise<string[]> {
   const ids = await disableGatesOfOrg(trx, orgId, clock.now());
   await invalidateOrgGateLookups(trx, orgId);
   return ids;
 }
-
-// An org's deletion turns its gates off in the same transaction (the handler gets no clock, so
-// updated_at takes the system time).
-onOrgDeleted(async (trx, orgId) => {
-  await disableOrgTokenGates(trx, orgId);
-});

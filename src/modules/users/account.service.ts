@@ -3,6 +3,8 @@ import type { AppContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { revokeUserTokens } from '../../oidc/revocation.js';
 import { identityHash } from '../../oidc/signin/identities.js';
+import { deleteApiKeysOf } from '../api-keys/api-keys.queries.js';
+import * as q from './users.queries.js';
 
 /**
  * DELETE /users/me. At once: sessions destroyed, issued tokens revoked, linked provider accounts,
@@ -13,47 +15,23 @@ import { identityHash } from '../../oidc/signin/identities.js';
 export async function deleteAccount(ctx: AppContext, userId: string): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
     const now = ctx.clock.now();
-    const user = await trx
-      .updateTable('users')
-      .set({ deleted_at: now, updated_at: now })
-      .where('id', '=', userId)
-      .where('deleted_at', 'is', null)
-      .returning('id')
-      .executeTakeFirst();
-    if (!user) throw notFound('user');
-    const wallets = await trx
-      .deleteFrom('user_public_keys')
-      .where('user_id', '=', userId)
-      .returning(['address'])
-      .execute();
-    const links = await trx
-      .deleteFrom('oauth_links')
-      .where('user_id', '=', userId)
-      .returning(['provider', 'external_user_id'])
-      .execute();
+    if (!(await q.markUserDeleted(trx, userId, now))) throw notFound('user');
+    const wallets = await q.deleteWalletsOf(trx, userId);
+    const links = await q.deleteOAuthLinksOf(trx, userId);
     const hashes = new Set([
       ...wallets.map((w) => identityHash({ kind: 'wallet', address: w.address })),
       ...links.map((l) =>
         identityHash({ kind: 'oauth', provider: l.provider, externalUserId: l.external_user_id }),
       ),
     ]);
-    if (hashes.size > 0) {
-      await trx
-        .insertInto('deleted_identities')
-        .values([...hashes].map((identity_hash) => ({ identity_hash, user_id: userId, deleted_at: now })))
-        .onConflict((oc) => oc.columns(['identity_hash', 'user_id']).doUpdateSet({ deleted_at: now }))
-        .execute();
-    }
-    await trx.deleteFrom('api_keys').where('user_id', '=', userId).execute();
+    if (hashes.size > 0) await q.keepDeletedIdentities(trx, userId, [...hashes], now);
+    await deleteApiKeysOf(trx, userId);
     const signin = ctx.stores.signin.on(trx);
     await signin.walletChallenges.deleteOfUser(userId);
     await signin.sessions.deleteOfUser(userId);
     await revokeUserTokens(ctx, trx, userId);
   });
 }
-
-/** Accounts moved to the graveyard per transaction, so one sweep never holds a long lock. */
-const SWEEP_BATCH = 100;
 
 /**
  * Moves accounts whose grace window has ended to the graveyard: it keeps only the id and the two
@@ -65,51 +43,12 @@ export async function sweepDeletedAccounts(ctx: AppContext): Promise<number> {
   for (;;) {
     const cutoff = new Date(ctx.clock.nowMs() - defaults.accountDeletionGrace * 1000);
     const n = await ctx.db.transaction().execute(async (trx) => {
-      const due = await trx
-        .selectFrom('users')
-        .select(['id', 'deleted_at'])
-        .where('deleted_at', 'is not', null)
-        .where('deleted_at', '<=', cutoff)
-        .orderBy('deleted_at')
-        .limit(SWEEP_BATCH)
-        .forUpdate()
-        .skipLocked()
-        .execute();
+      const due = await q.lockAccountsDeletedBefore(trx, cutoff, defaults.accountSweepBatch);
       if (due.length === 0) return 0;
-      const now = ctx.clock.now();
-      await trx
-        .insertInto('users_graveyard')
-        .values(due.map((u) => ({ id: u.id, deleted_at: u.deleted_at as Date, purged_at: now })))
-        .onConflict((oc) => oc.column('id').doNothing())
-        .execute();
-      await trx
-        .deleteFrom('users')
-        .where(
-          'id',
-          'in',
-          due.map((u) => u.id),
-        )
-        .execute();
+      await q.buryAccounts(trx, due, ctx.clock.now());
       return due.length;
     });
     purged += n;
-    if (n < SWEEP_BATCH) return purged;
+    if (n < defaults.accountSweepBatch) return purged;
   }
-}
-
-/** Runs the sweeper every `accountSweepInterval` on an unref'd timer, stopped when the app closes. */
-export function startAccountSweeper(ctx: AppContext, onError: (err: unknown) => void): void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    sweepDeletedAccounts(ctx)
-      // The next run retries; a failed sweep leaves accounts in the grace state, which is safe.
-      .catch(onError)
-      .finally(() => {
-        running = false;
-      });
-  }, defaults.accountSweepInterval * 1000);
-  timer.unref();
-  ctx.hooks.onClose.push(() => clearInterval(timer));
 }

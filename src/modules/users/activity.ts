@@ -1,6 +1,7 @@
 import type { Executor } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { insertActivity } from './users.queries.js';
 
 export const ACTIVITY_TYPES = [
   'sign_in',
@@ -28,16 +29,13 @@ const USER_AGENT_MAX = 512;
  * Call it in the transaction of the change it describes, or with the pool for a failed sign-in.
  */
 export async function recordActivity(db: Executor, clock: Clock, input: ActivityInput): Promise<void> {
-  await db
-    .insertInto('activity')
-    .values({
-      id: newId('act_'),
-      user_id: input.userId,
-      type: input.type,
-      provider: input.provider ?? null,
-      ip: input.ip ?? null,
-      user_agent: input.userAgent ? input.userAgent.slice(0, USER_AGENT_MAX) : null,
-      created_at: clock.now(),
-    })
-    .execute();
+  await insertActivity(db, {
+    id: newId('act_'),
+    user_id: input.userId,
+    type: input.type,
+    provider: input.provider ?? null,
+    ip: input.ip ?? null,
+    user_agent: input.userAgent ? input.userAgent.slice(0, USER_AGENT_MAX) : null,
+    created_at: clock.now(),
+  });
 }

@@ -2,6 +2,7 @@ import type { AppContext } from '../../context.js';
 import { parseBearer } from '../../http/auth.js';
 import { invalidToken, notFound } from '../../http/errors.js';
 import { revokeConsentGrant } from '../../oidc/consent.js';
+import { findEnabledAppWithBrandSlug } from '../apps/apps.queries.js';
 
 export interface ConsentGrantView {
   id: string;
@@ -51,15 +52,7 @@ export async function verifyAppToken(ctx: AppContext, authorization: string | un
   if (!token) throw invalidToken('an access token from the client credentials grant is required');
   const claims = await ctx.verifyAccessToken(token);
   if (!claims || claims.sub !== claims.client_id) throw invalidToken();
-  const app = await ctx.db
-    .selectFrom('apps as a')
-    .innerJoin('brands as b', 'b.id', 'a.brand_id')
-    .select(['a.client_id', 'b.slug'])
-    .where('a.client_id', '=', claims.client_id)
-    .where('a.enabled', '=', true)
-    .where('a.deleted_at', 'is', null)
-    .where('b.deleted_at', 'is', null)
-    .executeTakeFirst();
+  const app = await findEnabledAppWithBrandSlug(ctx.db, claims.client_id as string);
   const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
   if (!app || !aud.includes(app.slug)) throw invalidToken();
   return app.client_id;

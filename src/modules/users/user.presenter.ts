@@ -3,6 +3,7 @@ import type { Config } from '../../config/index.js';
 import type { Executor, UserRow } from '../../db/schema.js';
 import { FileTracker } from '../../http/schemas.js';
 import { fileTrackers } from '../files/files.service.js';
+import { walletsOfUsers } from './users.queries.js';
 
 export const UserPublicKeySchema = Type.Object({
   id: Type.String(),
@@ -55,27 +56,9 @@ export async function publicKeysOf(
 ): Promise<Map<string, UserPublicKeyView[]>> {
   const out = new Map<string, UserPublicKeyView[]>(userIds.map((id) => [id, []]));
   if (userIds.length === 0) return out;
-  const rows = await db
-    .selectFrom('user_public_keys')
-    .select(['id', 'user_id', 'address', 'label', 'is_primary', 'last_used_at'])
-    .where('user_id', 'in', [...new Set(userIds)])
-    .orderBy('is_primary', 'desc')
-    .orderBy('created_at', 'asc')
-    .orderBy('id', 'asc')
-    .execute();
+  const rows = await walletsOfUsers(db, [...new Set(userIds)]);
   for (const r of rows) out.get(r.user_id)?.push(presentPublicKey(r));
   return out;
-}
-
-/**
- * Adds parts of a User that other modules own to a batch of presented users, in one query per batch.
- */
-export type UserDecorator = (db: Executor, users: UserView[]) => Promise<void>;
-const decorators: UserDecorator[] = [];
-
-/** Registers a decorator once (idempotent by reference). */
-export function addUserDecorator(decorator: UserDecorator): void {
-  if (!decorators.includes(decorator)) decorators.push(decorator);
 }
 
 /** Users as the interface shows them, in the order given; profile pictures resolved in one query. */
@@ -101,7 +84,6 @@ export async function presentUsers(db: Executor, config: Config, rows: UserRow[]
     u.userPublicKeys = keys.get(r.id) ?? [];
     return u;
   });
-  for (const d of decorators) await d(db, users);
   return users;
 }
 

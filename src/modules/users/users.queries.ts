@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import type {
   ActivityTable,
@@ -321,4 +321,168 @@ export async function insertPrimaryWallet(
     .returning('id')
     .executeTakeFirst();
   return !!row;
+}
+
+// ---------------------------------------------------------------- account deletion
+
+/** Marks a live account deleted; false when there is none. */
+export async function markUserDeleted(db: Executor, userId: string, now: Date): Promise<boolean> {
+  const user = await db
+    .updateTable('users')
+    .set({ deleted_at: now, updated_at: now })
+    .where('id', '=', userId)
+    .where('deleted_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  return !!user;
+}
+
+/** Deletes the user's wallets; returns their addresses. */
+export async function deleteWalletsOf(db: Executor, userId: string): Promise<Array<{ address: string }>> {
+  return db.deleteFrom('user_public_keys').where('user_id', '=', userId).returning(['address']).execute();
+}
+
+/** Deletes the user's linked provider accounts; returns their identities. */
+export async function deleteOAuthLinksOf(db: Executor, userId: string) {
+  return db
+    .deleteFrom('oauth_links')
+    .where('user_id', '=', userId)
+    .returning(['provider', 'external_user_id'])
+    .execute();
+}
+
+/** Keeps the hashes of a deleted account's sign-in identities for its grace window. */
+export async function keepDeletedIdentities(
+  db: Executor,
+  userId: string,
+  hashes: string[],
+  now: Date,
+): Promise<void> {
+  await db
+    .insertInto('deleted_identities')
+    .values(hashes.map((identity_hash) => ({ identity_hash, user_id: userId, deleted_at: now })))
+    .onConflict((oc) => oc.columns(['identity_hash', 'user_id']).doUpdateSet({ deleted_at: now }))
+    .execute();
+}
+
+/** Locks (skipping locked ones) up to `limit` accounts deleted at or before `cutoff`, oldest first. */
+export function lockAccountsDeletedBefore(db: Executor, cutoff: Date, limit: number) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'deleted_at'])
+    .where('deleted_at', 'is not', null)
+    .where('deleted_at', '<=', cutoff)
+    .orderBy('deleted_at')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()
+    .execute();
+}
+
+/** Moves accounts to the graveyard (id and dates only) and deletes their rows. */
+export async function buryAccounts(
+  db: Executor,
+  due: Array<{ id: string; deleted_at: Date | null }>,
+  now: Date,
+): Promise<void> {
+  await db
+    .insertInto('users_graveyard')
+    .values(due.map((u) => ({ id: u.id, deleted_at: u.deleted_at as Date, purged_at: now })))
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+  await db
+    .deleteFrom('users')
+    .where(
+      'id',
+      'in',
+      due.map((u) => u.id),
+    )
+    .execute();
+}
+
+// ---------------------------------------------------------------- profile, sign-in methods, lookups
+
+/** Updates a live account; the new row, or undefined when there is none. */
+export function updateLiveUser(db: Executor, id: string, set: Updateable<UsersTable>) {
+  return db
+    .updateTable('users')
+    .set(set)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Locks the user's row so that concurrent removals of sign-in methods serialise, and counts the
+ * methods left (wallets and linked provider accounts).
+ */
+export async function lockAndCountSignInMethods(db: Executor, userId: string): Promise<number> {
+  await db.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+  const [links, keys] = await Promise.all([
+    db
+      .selectFrom('oauth_links')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('user_public_keys')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return Number(links.n) + Number(keys.n);
+}
+
+/** The user's linked provider account `linkId` (id and provider). */
+export function findOAuthLinkOf(db: Executor, userId: string, linkId: string) {
+  return db
+    .selectFrom('oauth_links')
+    .select(['id', 'provider'])
+    .where('id', '=', linkId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export async function deleteOAuthLink(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('oauth_links').where('id', '=', id).execute();
+}
+
+/** The live user holding this wallet address. */
+export function findLiveUserByWallet(db: Executor, address: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('user_public_keys as k')
+    .innerJoin('users as u', 'u.id', 'k.user_id')
+    .selectAll('u')
+    .where('k.address', '=', address)
+    .where('u.deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** The live users holding these wallet addresses, each with the address it holds. */
+export function findLiveUsersByWallets(db: Executor, addresses: string[]) {
+  return db
+    .selectFrom('user_public_keys as k')
+    .innerJoin('users as u', 'u.id', 'k.user_id')
+    .selectAll('u')
+    .select('k.address as wallet_address')
+    .where('k.address', 'in', addresses)
+    .where('u.deleted_at', 'is', null)
+    .execute();
+}
+
+/** The wallets of a batch of users (primary first, then by link time), in one query. */
+export function walletsOfUsers(db: Executor, userIds: string[]) {
+  return db
+    .selectFrom('user_public_keys')
+    .select(['id', 'user_id', 'address', 'label', 'is_primary', 'last_used_at'])
+    .where('user_id', 'in', userIds)
+    .orderBy('is_primary', 'desc')
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .execute();
+}
+
+export async function insertActivity(db: Executor, row: Insertable<ActivityTable>): Promise<void> {
+  await db.insertInto('activity').values(row).execute();
 }

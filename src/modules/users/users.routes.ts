@@ -7,8 +7,7 @@ import { unauthorized, forbidden, validationFailed } from '../../http/errors.js'
 import { requireSystemPermission } from '../orgs/org.guards.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import { apiKeysRoutes } from '../api-keys/api-keys.routes.js';
-import { verifyApiKey } from '../api-keys/api-keys.service.js';
-import { deleteAccount, startAccountSweeper } from './account.service.js';
+import { deleteAccount } from './account.service.js';
 import { listConsentGrants, revokeGrant, verifyAppToken } from './consent.service.js';
 import { authTimeOf, requestMeta, requireAccessToken, requireKeyScope } from './users.guards.js';
 import {
@@ -56,7 +55,7 @@ import {
 } from './wallets.service.js';
 import { routeDoc } from '../../http/route-doc.js';
 import cookie from '@fastify/cookie';
-import { CONSOLE_BRAND_ID } from '../../bootstrap.js';
+import { CONSOLE_BRAND_ID } from '../../config/system.js';
 import { startProviderLink } from '../../oidc/signin/provider-link.js';
 import { PROVIDER_TYPES } from '../../providers/types.js';
 
@@ -67,13 +66,11 @@ const doc = routeDoc('Users');
 
 /**
  * End users: profile, activity, linked providers, wallets, API keys, consent grants, account
- * deletion and the admin lookups. Also plugs in the API key verifier and the deletion sweeper.
+ * deletion and the admin lookups (the deletion sweeper is in src/jobs).
  * Every `/users/*` route of a user answers with the RateLimit-* headers of its limit.
  */
 export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
-  ctx.hooks.apiKeyVerifier = (key, req) => verifyApiKey(ctx, key, req.ip);
-  startAccountSweeper(ctx, (err) => app.log.error({ err }, 'account deletion sweep failed'));
 
   const auth = authenticate(ctx);
   const read = [auth, requireKeyScope('users:read'), ctx.rateLimits.guard('usersMeRead', userOf)];

@@ -2,7 +2,7 @@ import type { Updateable } from 'kysely';
 import { limits } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { mapDbError } from '../../http/db-conflicts.js';
-import type { Executor, UsersTable } from '../../db/schema.js';
+import type { UsersTable } from '../../db/schema.js';
 import {
   ApiError,
   type FieldError,
@@ -25,6 +25,7 @@ import {
   recentActivity,
   usernameTaken,
 } from './users.queries.js';
+import * as q from './users.queries.js';
 
 const USERNAME_RE = new RegExp(limits.usernamePattern);
 
@@ -159,13 +160,8 @@ export async function updateProfile(
     }
   }
   if (fields.length > 0) throw validationFailed(fields, 422, 'profile validation failed');
-  const row = await ctx.db
-    .updateTable('users')
-    .set({ ...set, updated_at: ctx.clock.now() })
-    .where('id', '=', targetId)
-    .where('deleted_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst()
+  const row = await q
+    .updateLiveUser(ctx.db, targetId, { ...set, updated_at: ctx.clock.now() })
     .catch(mapDbError);
   if (!row) throw notFound('user');
   return presentUser(ctx.db, ctx.config, row);
@@ -250,26 +246,7 @@ export async function oauthTokenRecords(ctx: AppContext, userId: string) {
   return (await oauthLinksOf(ctx.db, userId)).map(presentOAuthToken);
 }
 
-/**
- * Locks the user's row so that concurrent removals of sign-in methods serialise, and counts the
- * methods left (wallets and linked provider accounts).
- */
-export async function lockAndCountSignInMethods(trx: Executor, userId: string): Promise<number> {
-  await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
-  const [links, keys] = await Promise.all([
-    trx
-      .selectFrom('oauth_links')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('user_id', '=', userId)
-      .executeTakeFirstOrThrow(),
-    trx
-      .selectFrom('user_public_keys')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('user_id', '=', userId)
-      .executeTakeFirstOrThrow(),
-  ]);
-  return Number(links.n) + Number(keys.n);
-}
+export { lockAndCountSignInMethods } from './users.queries.js';
 
 export const lastSignInMethod = () =>
   unprocessable("this is the account's last sign-in method; link another one before removing it");
@@ -286,17 +263,12 @@ export async function unlinkOAuthAccount(
 ): Promise<void> {
   let revokeAtProvider: () => Promise<boolean> = async () => false;
   await ctx.db.transaction().execute(async (trx) => {
-    const methods = await lockAndCountSignInMethods(trx, userId);
-    const link = await trx
-      .selectFrom('oauth_links')
-      .select(['id', 'provider'])
-      .where('id', '=', linkId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
+    const methods = await q.lockAndCountSignInMethods(trx, userId);
+    const link = await q.findOAuthLinkOf(trx, userId, linkId);
     if (!link) throw notFound('linked account');
     if (methods <= 1) throw lastSignInMethod();
     revokeAtProvider = await providerRevocationFor(ctx, trx, link.id);
-    await trx.deleteFrom('oauth_links').where('id', '=', link.id).execute();
+    await q.deleteOAuthLink(trx, link.id);
     await recordActivity(trx, ctx.clock, {
       userId,
       type: 'unlink_provider',
@@ -317,13 +289,7 @@ export async function findByIdentifier(ctx: AppContext, identifier: string): Pro
   let row = await findUserById(ctx.db, value);
   if (!row && normalizeUsername(value)) row = await findUserByUsername(ctx.db, value.toLowerCase());
   if (!row && isSolanaAddress(value)) {
-    row = await ctx.db
-      .selectFrom('user_public_keys as k')
-      .innerJoin('users as u', 'u.id', 'k.user_id')
-      .selectAll('u')
-      .where('k.address', '=', value)
-      .where('u.deleted_at', 'is', null)
-      .executeTakeFirst();
+    row = await q.findLiveUserByWallet(ctx.db, value);
   }
   return row ? presentUser(ctx.db, ctx.config, row) : null;
 }
@@ -341,14 +307,7 @@ export async function findByWallets(ctx: AppContext, addresses: string[]) {
   });
   if (fields.length > 0) throw validationFailed(fields);
   const unique = [...new Set(addresses)];
-  const rows = await ctx.db
-    .selectFrom('user_public_keys as k')
-    .innerJoin('users as u', 'u.id', 'k.user_id')
-    .selectAll('u')
-    .select('k.address as wallet_address')
-    .where('k.address', 'in', unique)
-    .where('u.deleted_at', 'is', null)
-    .execute();
+  const rows = await q.findLiveUsersByWallets(ctx.db, unique);
   const users = await presentUsers(
     ctx.db,
     ctx.config,

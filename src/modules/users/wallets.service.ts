@@ -1,4 +1,4 @@
-import { CONSOLE_BRAND_ID, CONSOLE_BRAND_SLUG } from '../../bootstrap.js';
+import { CONSOLE_BRAND_ID, CONSOLE_BRAND_SLUG } from '../../config/system.js';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import type { Executor, Trx } from '../../db/schema.js';

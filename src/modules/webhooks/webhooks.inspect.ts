@@ -2,9 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { EVENT_DESCRIPTIONS, EVENT_TYPES, subscribes } from '../../events/catalog.js';
-import { authenticate } from '../../http/auth.js';
 import { notFound } from '../../http/errors.js';
-import { orgGuards } from '../orgs/org.guards.js';
+import { orgScope } from '../orgs/org-scope.js';
 import { routeDoc } from '../../http/route-doc.js';
 import { authErrors } from '../../http/schemas.js';
 import { SECRET_PREFIX, signedHeaders } from './delivery.js';
@@ -62,9 +61,7 @@ export function deliveryHeaders(d: { id: string; event: string; body: string }):
  */
 export const webhookInspectRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
-  const requirePermission = orgGuards(ctx);
-  const auth = authenticate(ctx);
-  const orgKey = (req: FastifyRequest) => req.org.id;
+  const guard = orgScope(ctx);
   const hookKey = (req: FastifyRequest) => `${req.org.id}:${(req.params as { id: string }).id}`;
   const prefix = '/identity/organizations/:orgSlug/webhooks';
 
@@ -80,7 +77,7 @@ export const webhookInspectRoutes: FastifyPluginAsyncTypebox = async (app) => {
         params: OrgParams,
         response: { 200: EventTypeList, ...authErrors },
       },
-      preHandler: [auth, requirePermission('org.webhooks.view'), ctx.rateLimits.guard('orgRead', orgKey)],
+      preHandler: guard.read('org.webhooks.view'),
     },
     async () => ({
       items: EVENT_TYPES.map((type) => ({
@@ -100,9 +97,7 @@ export const webhookInspectRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: DeliveryDetail, ...authErrors },
       },
       preHandler: [
-        auth,
-        requirePermission('org.webhooks.view'),
-        ctx.rateLimits.guard('orgRead', orgKey),
+        ...guard.read('org.webhooks.view'),
         ctx.rateLimits.guard('webhookDeliveriesRead', hookKey),
       ],
     },

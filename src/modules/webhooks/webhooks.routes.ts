@@ -2,10 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.js';
-import { addEventSink, setEventInterest } from '../../events/outbox.js';
-import { authenticate, principalOf } from '../../http/auth.js';
-import type { OrgPermission } from '../../http/permissions.js';
-import { orgGuards } from '../orgs/org.guards.js';
+import { principalOf } from '../../http/auth.js';
+import { orgScope } from '../orgs/org-scope.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import {
   CreateWebhookBody,
@@ -23,7 +21,6 @@ import {
   WebhookWithSecret,
 } from './webhooks.schemas.js';
 import * as service from './webhooks.service.js';
-import { webhookQueueStats } from './webhooks.queries.js';
 import { WebhookWorker, type WorkerLog } from './worker.js';
 import { routeDoc } from '../../http/route-doc.js';
 
@@ -46,18 +43,9 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
   return async (app) => {
     const ctx = app.ctx;
     const worker = webhookWorker(ctx);
-    const requirePermission = orgGuards(ctx, { admin: opts.admin });
-    const auth = authenticate(ctx);
     // The admin mirror spends its own buckets, so operators do not use up an org's budget.
-    const scope = opts.admin ? 'admin:' : '';
-    const orgKey = (req: FastifyRequest) => `${scope}${req.org.id}`;
-    const hookKey = (req: FastifyRequest) => `${scope}${req.org.id}:${(req.params as { id: string }).id}`;
-    const read = (p: OrgPermission) => [auth, requirePermission(p), ctx.rateLimits.guard('orgRead', orgKey)];
-    const write = (p: OrgPermission) => [
-      auth,
-      requirePermission(p),
-      ctx.rateLimits.guard('orgWrite', orgKey),
-    ];
+    const { read, write, orgKey } = orgScope(ctx, opts);
+    const hookKey = (req: FastifyRequest) => `${orgKey(req)}:${(req.params as { id: string }).id}`;
     const actor = (req: FastifyRequest) => principalOf(req).userId;
 
     app.post(
@@ -196,18 +184,10 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
 const doc = routeDoc('Webhooks');
 
 /**
- * Webhooks: subscriptions, the delivery log, and this instance's delivery worker (started when the
- * app is ready, stopped when it closes). The outbox sink queues deliveries in each event's transaction.
+ * Webhooks: subscriptions and the delivery log. The delivery worker is started by src/jobs; the
+ * outbox sink (wired in wiring.ts) queues deliveries in each event's transaction.
  */
 export const webhooksRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const ctx = app.ctx;
-  addEventSink(service.webhookOutboxSink);
-  setEventInterest(service.webhookInterest);
-  ctx.hooks.onClose.push(service.followWebhookChanges(ctx.invalidation));
-  const worker = webhookWorker(ctx, app.log);
-  ctx.metrics.sources.webhookQueue = () => webhookQueueStats(ctx.db, ctx.clock.now());
-  app.addHook('onReady', async () => worker.start());
-  app.addHook('onClose', async () => worker.close());
   await app.register(scopedRoutes({ admin: false }), { prefix: '/identity/organizations/:orgSlug/webhooks' });
   await app.register(scopedRoutes({ admin: true }), {
     prefix: '/admin/identity/organizations/:orgSlug/webhooks',

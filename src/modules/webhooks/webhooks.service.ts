@@ -1,3 +1,4 @@
+import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { mapDbError } from '../../http/db-conflicts.js';
 import type { Executor, OrgRow, Trx } from '../../db/schema.js';
@@ -5,8 +6,8 @@ import { EVENT_TYPES, type EventType, subscribes } from '../../events/catalog.js
 import { type InvalidationBus, invalidateEverywhere } from '../../events/invalidation.js';
 import { type EventSink, recordMutation } from '../../events/outbox.js';
 import { type FieldError, notFound, validationFailed } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
 import { newId, uuid } from '../../lib/ids.js';
-import { onOrgDeleted } from '../orgs/orgs.service.js';
 import { newWebhookSecret } from './delivery.js';
 import * as q from './webhooks.queries.js';
 import type {
@@ -251,12 +252,11 @@ export async function rotateSecret(
   return { secret };
 }
 
-/** Org deletion: every webhook of the org stops receiving (registered with the orgs module). */
-export async function disableOrgWebhooks(trx: Trx, orgId: string, now: Date = new Date()): Promise<void> {
-  await q.disableAllWebhooks(trx, orgId, now);
+/** Org deletion: every webhook of the org stops receiving (wiring.ts registers it with the orgs module). */
+export async function disableOrgWebhooks(trx: Trx, orgId: string, clock: Clock): Promise<void> {
+  await q.disableAllWebhooks(trx, orgId, clock.now());
   await invalidateEverywhere(trx, 'webhooks', [orgId]);
 }
-onOrgDeleted((trx, orgId) => disableOrgWebhooks(trx, orgId));
 
 // ---------------------------------------------------------------- deliveries
 
@@ -279,8 +279,6 @@ export function envelope(e: {
   });
 }
 
-/** How long an instance trusts its copy of an org's subscriptions when deciding to record `token.*`. */
-const INTEREST_TTL_MS = 1000;
 const interestCache = new Map<string, { at: number; events: string[][] }>();
 /** Bumped by every invalidation so that a read racing with a webhook write does not cache the old rows. */
 let interestGeneration = 0;
@@ -312,12 +310,12 @@ function interestCacheUsable(): boolean {
  */
 export async function webhookInterest(db: Executor, orgId: string, type: EventType): Promise<boolean> {
   let cached = interestCacheUsable() ? interestCache.get(orgId) : undefined;
-  if (!cached || Date.now() - cached.at > INTEREST_TTL_MS) {
+  if (!cached || Date.now() - cached.at > defaults.webhookInterestTtlMs) {
     const generation = interestGeneration;
     const hooks = await q.enabledWebhooksOfOrg(db as Trx, orgId);
     cached = { at: Date.now(), events: hooks.map((h) => h.events) };
     if (generation === interestGeneration) {
-      if (interestCache.size > 10_000) interestCache.clear();
+      if (interestCache.size > defaults.webhookInterestMaxOrgs) interestCache.clear();
       interestCache.set(orgId, cached);
     }
   }

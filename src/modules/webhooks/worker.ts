@@ -204,7 +204,7 @@ export class WebhookWorker {
     if (cached && cached.sealed === a.secret_enc) return cached.secret;
     const secret = this.ctx.encryptor.decrypt(a.secret_enc, `webhook:${a.webhook_id}`);
     // Bounded: deleted webhooks' entries must not pile up.
-    if (this.secrets.size >= 10_000) this.secrets.clear();
+    if (this.secrets.size >= defaults.webhookSecretCacheMax) this.secrets.clear();
     this.secrets.set(a.webhook_id, { sealed: a.secret_enc, secret });
     return secret;
   }
@@ -340,7 +340,7 @@ export class WebhookWorker {
           client.end().catch(() => {});
           setTimeout(() => {
             if (this.running) void this.subscribe();
-          }, 1000).unref();
+          }, defaults.webhookReconnectDelayMs).unref();
         };
         client.on('error', reconnect);
         client.on('end', reconnect);

@@ -270,46 +270,11 @@ async function exchangeCode(
     ? ctx.encryptor.decrypt(state.nonce_enc, stateAad(state.id, 'nonce'))
     : undefined;
 
-  let response: Response;
-  try {
-    const secret = def.clientSecret ? await def.clientSecret(ctx, config, endpoints) : config.clientSecret;
-    const auth =
-      def.clientAuth === 'client_secret_basic'
-        ? oauth.ClientSecretBasic(secret)
-        : oauth.ClientSecretPost(secret);
-    // Only the code goes on: the provider's other callback parameters were not asked for.
-    const callback = oauth.validateAuthResponse(
-      as,
-      client,
-      new URLSearchParams({ code }),
-      oauth.expectNoState,
-    );
-    response = await oauth.authorizationCodeGrantRequest(
-      as,
-      client,
-      auth,
-      callback,
-      callbackUrl(ctx, oauthCallbackId, def.type),
-      verifier,
-      { [oauth.allowInsecureRequests]: insecure(endpoints.tokenUrl), signal: timeout() },
-    );
-  } catch {
-    throw new ProviderFlowError('token_exchange_failed');
-  }
-  if (!response.ok) throw new ProviderFlowError('token_exchange_failed');
-
+  const grant = { def, config, endpoints, as, client };
+  const response = await requestCodeGrant(ctx, grant, { code, verifier, oauthCallbackId });
   if (def.oidc && def.expectedIssuer) {
     // Microsoft names the account's tenant in `iss`: the expected issuer follows the token's `tid`.
-    const body = (await response
-      .clone()
-      .json()
-      .catch(() => ({}))) as { id_token?: unknown };
-    let claims: Record<string, unknown> = {};
-    try {
-      if (typeof body.id_token === 'string') claims = decodeJwt(body.id_token);
-    } catch {
-      throw new ProviderFlowError('invalid_id_token');
-    }
+    const claims = await idTokenClaimsOf(response);
     as = { ...as, issuer: def.expectedIssuer(endpoints, claims, issuerOverridden) };
   }
 
@@ -330,28 +295,95 @@ async function exchangeCode(
   if (result.refresh_token) tokens.refreshToken = result.refresh_token;
   if (typeof result.expires_in === 'number')
     tokens.expiresAt = new Date(ctx.clock.nowMs() + result.expires_in * 1000);
-  if (def.oidc) {
-    const idToken = result.id_token!;
-    if (!endpoints.jwksUrl) throw new ProviderFlowError('invalid_id_token');
-    try {
-      // The signature, against the provider's published keys; the claims once more with ctx.clock.
-      const { payload } = await jwtVerify(idToken, jwksFor(endpoints.jwksUrl), {
-        issuer: as.issuer,
-        audience: config.clientId,
-        algorithms: ['RS256', 'ES256', 'PS256', 'EdDSA'],
-        currentDate: ctx.clock.now(),
-        requiredClaims: ['sub', 'exp', 'iat'],
-      });
-      if (!nonce || typeof payload.nonce !== 'string' || !safeEqual(payload.nonce, nonce)) {
-        throw new Error('nonce mismatch');
-      }
-      tokens.idToken = idToken;
-      tokens.claims = payload as Record<string, unknown>;
-    } catch {
-      throw new ProviderFlowError('invalid_id_token');
-    }
-  }
+  if (def.oidc)
+    await verifyIdToken(ctx, { endpoints, issuer: as.issuer, config, nonce }, result.id_token!, tokens);
   return tokens;
+}
+
+/** The ID token's signature against the provider's keys, its claims with ctx.clock, and the nonce. */
+async function verifyIdToken(
+  ctx: AppContext,
+  expected: { endpoints: ProviderEndpoints; issuer: string; config: OAuthProviderConfig; nonce?: string },
+  idToken: string,
+  tokens: ProviderTokens,
+): Promise<void> {
+  const { endpoints, config, nonce } = expected;
+  if (!endpoints.jwksUrl) throw new ProviderFlowError('invalid_id_token');
+  try {
+    // The signature, against the provider's published keys; the claims once more with ctx.clock.
+    const { payload } = await jwtVerify(idToken, jwksFor(endpoints.jwksUrl), {
+      issuer: expected.issuer,
+      audience: config.clientId,
+      algorithms: ['RS256', 'ES256', 'PS256', 'EdDSA'],
+      currentDate: ctx.clock.now(),
+      requiredClaims: ['sub', 'exp', 'iat'],
+    });
+    if (!nonce || typeof payload.nonce !== 'string' || !safeEqual(payload.nonce, nonce)) {
+      throw new Error('nonce mismatch');
+    }
+    tokens.idToken = idToken;
+    tokens.claims = payload as Record<string, unknown>;
+  } catch {
+    throw new ProviderFlowError('invalid_id_token');
+  }
+}
+
+interface CodeGrant {
+  def: OAuthProviderDefinition;
+  config: OAuthProviderConfig;
+  endpoints: ProviderEndpoints;
+  as: oauth.AuthorizationServer;
+  client: oauth.Client;
+}
+
+/** The token request for `code`; any failure to get an OK answer is `token_exchange_failed`. */
+async function requestCodeGrant(
+  ctx: AppContext,
+  grant: CodeGrant,
+  input: { code: string; verifier: string | typeof oauth.nopkce; oauthCallbackId: string },
+): Promise<Response> {
+  const { def, config, endpoints, as, client } = grant;
+  let response: Response;
+  try {
+    const secret = def.clientSecret ? await def.clientSecret(ctx, config, endpoints) : config.clientSecret;
+    const auth =
+      def.clientAuth === 'client_secret_basic'
+        ? oauth.ClientSecretBasic(secret)
+        : oauth.ClientSecretPost(secret);
+    // Only the code goes on: the provider's other callback parameters were not asked for.
+    const callback = oauth.validateAuthResponse(
+      as,
+      client,
+      new URLSearchParams({ code: input.code }),
+      oauth.expectNoState,
+    );
+    response = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      auth,
+      callback,
+      callbackUrl(ctx, input.oauthCallbackId, def.type),
+      input.verifier,
+      { [oauth.allowInsecureRequests]: insecure(endpoints.tokenUrl), signal: timeout() },
+    );
+  } catch {
+    throw new ProviderFlowError('token_exchange_failed');
+  }
+  if (!response.ok) throw new ProviderFlowError('token_exchange_failed');
+  return response;
+}
+
+/** The (unverified) claims of the ID token in a token response, read without consuming it. */
+async function idTokenClaimsOf(response: Response): Promise<Record<string, unknown>> {
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => ({}))) as { id_token?: unknown };
+  try {
+    return typeof body.id_token === 'string' ? decodeJwt(body.id_token) : {};
+  } catch {
+    throw new ProviderFlowError('invalid_id_token');
+  }
 }
 
 function timeout(): AbortSignal {

@@ -1,12 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { defaults } from '../../config/defaults.js';
 import { ApiError } from '../../http/errors.js';
 import { ErrorEnvelope } from '../../http/schemas.js';
 import { PROVIDER_TYPES, type ProviderType } from '../../providers/types.js';
 import { isForm, sameOriginGuard } from './guards.js';
 import { answerLink, providerReturn, startProviderSignIn, telegramLinkWidget } from './provider-callback.js';
-import { sweepExpiredProviderStates } from './sweep.js';
 
 const ProviderTypeSchema = Type.Enum([...PROVIDER_TYPES]);
 const InteractionProviderParams = Type.Object({
@@ -46,13 +44,6 @@ function toSearchParams(fields: Record<string, string | string[]> | undefined): 
  */
 export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
-
-  // Sign-in states go with their interactions; link states (no interaction) are swept here.
-  const sweeper = setInterval(() => {
-    sweepExpiredProviderStates(ctx).catch(() => app.log.warn('provider state sweep failed'));
-  }, defaults.tokenSweepInterval * 1000);
-  sweeper.unref();
-  ctx.hooks.onClose.push(() => clearInterval(sweeper));
 
   app.get(
     '/interactions/:id/providers/:type',

@@ -14,7 +14,6 @@ import {
   viewInteraction,
   walletChallenge,
 } from './interactions.js';
-import { sweepExpiredSignin } from './sweep.js';
 import { loadClient } from '../clients.js';
 import { sendErrorPage, sendExpiredSigninPage } from '../pages/html.js';
 import { providerNotice, requestLocale, translator } from '../pages/i18n.js';
@@ -93,12 +92,6 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   const sameOrigin = sameOriginGuard(ctx);
   const walletLimit = ctx.rateLimits.guard('signinWallet', (req) => ctx.rateLimits.source(req));
-
-  const sweeper = setInterval(() => {
-    sweepExpiredSignin(ctx).catch((err) => app.log.warn({ err }, 'sign-in sweep failed'));
-  }, defaults.tokenSweepInterval * 1000);
-  sweeper.unref();
-  ctx.hooks.onClose.push(() => clearInterval(sweeper));
 
   app.get(
     '/oauth2/authorize',
