@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { authenticate, principalOf } from '../../http/auth.js';
+import { principalOf } from '../../http/auth.js';
 import { fieldErrors } from '../../http/error-handler.js';
 import { validationFailed } from '../../http/errors.js';
 import { routeDoc } from '../../http/route-doc.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import { isSolanaAddress } from '../../lib/solana.js';
-import { orgGuards } from '../orgs/org.guards.js';
+import { orgScope } from '../orgs/org-scope.js';
 import { checkPolicy } from './gate-policies.check.js';
 import {
   CreatePolicyBody,
@@ -62,18 +62,9 @@ export function checkedWallet(req: FastifyRequest): string {
 /** Gate policies (DESIGN §3): CRUD under the org (org.tokenGates.*) and the public policy check. */
 export const gatePoliciesRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
-  const requirePermission = orgGuards(ctx);
-  const byOrg = (req: FastifyRequest) => req.org?.id;
-  const view = [
-    authenticate(ctx),
-    requirePermission('org.tokenGates.view'),
-    ctx.rateLimits.guard('orgRead', byOrg),
-  ];
-  const edit = [
-    authenticate(ctx),
-    requirePermission('org.tokenGates.edit'),
-    ctx.rateLimits.guard('tokenGateWrite', byOrg),
-  ];
+  const guard = orgScope(ctx);
+  const view = guard.read('org.tokenGates.view');
+  const edit = guard.chain('org.tokenGates.edit', 'tokenGateWrite');
 
   app.post(
     PREFIX,
