@@ -177,6 +177,8 @@ export const rateLimits = {
   tokenGateWrite: { points: 30, duration: 60 },
   gateCheck: { points: 600, duration: 60 },
   gateCheckRefresh: { points: 60, duration: 60 },
+  /** The bulk gate check, per IP: each request spends wallets × gates points (DESIGN §3). */
+  gateBulkCheck: { points: 6000, duration: 60 },
   wellKnown: { points: 600, duration: 60 },
   authorize: { points: 60, duration: 60 },
   token: { points: 30, duration: 60 },

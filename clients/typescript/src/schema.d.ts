@@ -1815,6 +1815,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/identity/organizations/{orgSlug}/token-gates/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check many wallets against many token gates (public)
+         * @description Results are wallet-major in input order. Each request spends wallets × gates of the per-IP budget (6,000 a minute); balances share the single check’s cache, and what is missing is read in batches.
+         *
+         *     - **Rate limit:** 6000 per minute (`gateBulkCheck`).
+         *     - **Errors:** 400, 404, 429, 502, 504 (see the responses).
+         */
+        post: operations["checkTokenGatesBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/identity/organizations/{orgSlug}/token-gates/mint-info": {
         parameters: {
             query?: never;
@@ -2934,6 +2957,15 @@ export interface components {
         BrandList: {
             items: components["schemas"]["Brand"][];
             total: number;
+        };
+        BulkCheckResult: {
+            results: {
+                balance: string | null;
+                gateId: string;
+                hasAccess: boolean;
+                reason: ("insufficientBalance" | "gateDisabled" | "walletNotFound") | null;
+                walletAddress: string;
+            }[];
         };
         CheckResult: {
             balance: string | null;
@@ -11931,6 +11963,41 @@ export interface operations {
             };
             404: components["responses"]["Error404"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
+            504: components["responses"]["Error504"];
+        };
+    };
+    checkTokenGatesBulk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    gateIds: string[];
+                    walletAddresses: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkCheckResult"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             502: components["responses"]["Error502"];

@@ -366,6 +366,105 @@ export class GateChecker {
     return p;
   }
 
+  /**
+   * The bulk check: one answer per (wallet, gate), wallet-major in input order. Balances come from
+   * the same cache and the same single-flight as the single check; what is missing is read in one
+   * batch (HoldingsReader.readMany). Throws 404 for an unknown gate, 502/504 when the RPC fails.
+   */
+  async checkMany(orgSlug: string, gateIds: string[], wallets: string[]): Promise<CheckResult[]> {
+    const gates = new Map<string, CachedGate>();
+    for (const id of new Set(gateIds)) {
+      const gate = GATE_ID.test(id)
+        ? (this.gates.peek(orgSlug, id) ?? (await this.gates.find(orgSlug, id)))
+        : null;
+      if (!gate) throw notFound('token gate');
+      gates.set(id, gate);
+    }
+    const targets = new Map<string, CachedGate>();
+    for (const g of gates.values()) if (g.enabled) targets.set(g.holdingKey, g);
+    const entries = await this.entriesFor([...new Set(wallets)], [...targets.values()]);
+    return wallets.flatMap((wallet) =>
+      gateIds.map((id) => {
+        const gate = gates.get(id) as CachedGate;
+        if (!gate.enabled) return DISABLED;
+        return decide(entries.get(`${gate.holdingKey}:${wallet}`) as BalanceEntry, gate.minHoldings);
+      }),
+    );
+  }
+
+  /** Every (target, wallet) balance: cached, joined to a read under way, or read now in one batch. */
+  private async entriesFor(wallets: string[], targets: CachedGate[]): Promise<Map<string, BalanceEntry>> {
+    const found = new Map<string, BalanceEntry | Promise<BalanceEntry>>();
+    const missingWallets = new Set<string>();
+    const missingTargets = new Map<string, CachedGate>();
+    for (const wallet of wallets)
+      for (const t of targets) {
+        const key = `${t.holdingKey}:${wallet}`;
+        let e: BalanceEntry | Promise<BalanceEntry | undefined> | undefined = this.balances.get(
+          t.holdingKey,
+          wallet,
+        );
+        if (e instanceof Promise) e = await e;
+        if (e) {
+          this.stats.hits++;
+          found.set(key, e);
+        } else if (this.inflight.has(key)) {
+          this.stats.joined++;
+          found.set(key, this.inflight.get(key) as Promise<BalanceEntry>);
+        } else {
+          missingWallets.add(wallet);
+          missingTargets.set(t.holdingKey, t);
+        }
+      }
+    if (missingWallets.size > 0) this.readBatch([...missingWallets], [...missingTargets.values()], found);
+    const out = new Map<string, BalanceEntry>();
+    for (const [key, e] of found) out.set(key, await e);
+    return out;
+  }
+
+  /** Reads the missing pairs in one batch, registering each as in flight so single checks join it. */
+  private readBatch(
+    wallets: string[],
+    targets: CachedGate[],
+    found: Map<string, BalanceEntry | Promise<BalanceEntry>>,
+  ): void {
+    this.stats.reads++;
+    const batch = this.timed(() => this.holdings.readMany(wallets, targets));
+    for (const wallet of wallets)
+      for (const t of targets) {
+        const key = `${t.holdingKey}:${wallet}`;
+        if (found.has(key)) continue;
+        const p = batch
+          .then(async (all) => {
+            const h = all.get(wallet)?.get(t.holdingKey) ?? { walletFound: false, amount: 0n };
+            const entry: BalanceEntry = { ...h, fetchedAt: this.ctx.clock.nowMs() };
+            await this.balances.set(t.holdingKey, wallet, entry);
+            return entry;
+          })
+          .finally(() => this.inflight.delete(key));
+        p.catch(() => {});
+        this.inflight.set(key, p);
+        found.set(key, p);
+      }
+  }
+
+  /** Runs an RPC exchange with the latency metric, turning its failure into 502 / 504. */
+  private async timed<T>(fn: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      const out = await fn();
+      this.ctx.metrics.rpcLatency.observe({ outcome: 'ok' }, (performance.now() - started) / 1000);
+      return out;
+    } catch (err) {
+      const outcome = err instanceof SolanaRpcTimeoutError ? 'timeout' : 'error';
+      this.ctx.metrics.rpcLatency.observe({ outcome }, (performance.now() - started) / 1000);
+      this.log.warn({ err: (err as Error).message }, 'token-gate balance lookup failed');
+      if (err instanceof SolanaRpcTimeoutError)
+        throw new ApiError(504, 'gateway_timeout', 'the Solana RPC node did not answer in time');
+      throw new ApiError(502, 'bad_gateway', 'the Solana RPC node failed to answer');
+    }
+  }
+
   private async read(wallet: string, gate: GateTarget & { holdingKey: string }): Promise<BalanceEntry> {
     let balance: Holding;
     const started = performance.now();

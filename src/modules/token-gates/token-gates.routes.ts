@@ -11,6 +11,8 @@ import { authErrors, errorResponses } from '../../http/schemas.js';
 import { isSolanaAddress } from '../../lib/solana.js';
 import { BoundedSet, type CheckAnswer, GateChecker, serializeCheckResult } from './token-gates.check.js';
 import {
+  BulkCheckBody,
+  BulkCheckResultSchema,
   CheckParams,
   CheckQuery,
   CheckResultSchema,
@@ -158,6 +160,46 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       checker.check(orgSlug, gateId, wallet, refresh)
     );
   }
+
+  app.post(
+    `${PREFIX}/check`,
+    {
+      schema: {
+        ...doc('checkTokenGatesBulk', 'Check many wallets against many token gates (public)', {
+          description:
+            'Results are wallet-major in input order. Each request spends wallets × gates of the per-IP budget ' +
+            '(6,000 a minute); balances share the single check’s cache, and what is missing is read in batches.',
+          rateLimits: ['gateBulkCheck'],
+        }),
+        params: GateListParams,
+        body: BulkCheckBody,
+        response: { 200: BulkCheckResultSchema, ...errorResponses(400, 404, 429, 502, 504) },
+      },
+    },
+    async (req, reply) => {
+      reply.header('access-control-allow-origin', '*');
+      const { walletAddresses, gateIds } = req.body;
+      const bad = walletAddresses.findIndex((w) => !isSolanaAddress(w));
+      if (bad >= 0)
+        throw validationFailed([
+          {
+            field: `walletAddresses.${bad}`,
+            code: 'invalid_format',
+            message: 'must be a base58 Solana address (32 bytes)',
+          },
+        ]);
+      const cost = walletAddresses.length * gateIds.length;
+      await ctx.rateLimits.consume('gateBulkCheck', ctx.rateLimits.source(req), reply, undefined, cost);
+      const results = await checker.checkMany(req.params.orgSlug, gateIds, walletAddresses);
+      return {
+        results: results.map((r, i) => ({
+          walletAddress: walletAddresses[Math.floor(i / gateIds.length)] as string,
+          gateId: gateIds[i % gateIds.length] as string,
+          ...r,
+        })),
+      };
+    },
+  );
 
   app.get(
     `${PREFIX}/:gateId/check`,

@@ -111,3 +111,25 @@ export interface CheckResult {
   balance: string | null;
   reason: GateCheckReason | null;
 }
+
+/** The bulk check (DESIGN §3): 1–100 wallets × 1–20 gates of one org. */
+export const BulkCheckBody = Type.Object(
+  {
+    walletAddresses: Type.Array(Base58Address, { minItems: 1, maxItems: 100 }),
+    gateIds: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 20 }),
+  },
+  { additionalProperties: false },
+);
+
+export const BulkCheckResultSchema = Type.Object({
+  /** Wallet-major, in input order, duplicates kept. */
+  results: Type.Array(
+    Type.Object({
+      walletAddress: Type.String(),
+      gateId: Type.String(),
+      hasAccess: Type.Boolean(),
+      balance: Nullable(Type.String()),
+      reason: CheckResultSchema.properties.reason,
+    }),
+  ),
+});
