@@ -466,20 +466,7 @@ export class GateChecker {
   }
 
   private async read(wallet: string, gate: GateTarget & { holdingKey: string }): Promise<BalanceEntry> {
-    let balance: Holding;
-    const started = performance.now();
-    try {
-      balance = await this.holdings.readOne(wallet, gate);
-      this.ctx.metrics.rpcLatency.observe({ outcome: 'ok' }, (performance.now() - started) / 1000);
-    } catch (err) {
-      const outcome = err instanceof SolanaRpcTimeoutError ? 'timeout' : 'error';
-      this.ctx.metrics.rpcLatency.observe({ outcome }, (performance.now() - started) / 1000);
-      // The message names the method and the node's answer, never the RPC URL (it may hold a key).
-      this.log.warn({ err: (err as Error).message }, 'token-gate balance lookup failed');
-      if (err instanceof SolanaRpcTimeoutError)
-        throw new ApiError(504, 'gateway_timeout', 'the Solana RPC node did not answer in time');
-      throw new ApiError(502, 'bad_gateway', 'the Solana RPC node failed to answer');
-    }
+    const balance = await this.timed(() => this.holdings.readOne(wallet, gate));
     const entry: BalanceEntry = {
       walletFound: balance.walletFound,
       amount: balance.amount,
