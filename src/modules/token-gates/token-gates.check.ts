@@ -9,7 +9,7 @@ import type { Clock } from '../../lib/clock.js';
 import { SolanaRpc, SolanaRpcTimeoutError } from '../../solana/rpc.js';
 import type { CheckResult } from './token-gates.schemas.js';
 import { findGateForCheck } from './token-gates.queries.js';
-import { type GateTarget, type Holding, HoldingsReader, holdingKey } from './holdings.js';
+import { type GateTarget, HoldingsReader, holdingKey } from './holdings.js';
 
 /** A wallet's holding of one mint as last read from the chain. */
 export interface BalanceEntry {
