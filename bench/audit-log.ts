@@ -18,6 +18,7 @@ import { signJwt } from '../src/oidc/jwt.js';
 import { closeContext, createContext } from '../src/wiring.js';
 import { insertOrg } from '../test/helpers/fixtures.js';
 import { pct } from './lib.js';
+import { report } from './report.js';
 
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 1_000_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 500);
@@ -183,6 +184,14 @@ try {
       totals += (JSON.parse(res.body) as { total: number }).total;
     }
     times.sort((a, b) => a - b);
+    report({
+      path: `audit log page at ${ENTRIES.toLocaleString('en')}: ${name}`,
+      figure: pct(times, 99),
+      unit: 'ms p99',
+      peer: 'goal',
+      peerFigure: 20,
+      lowerIsBetter: true,
+    });
     console.log(
       name.padEnd(46) +
         pct(times, 50).toFixed(2).padStart(9) +

@@ -4,19 +4,15 @@
 // (default 7). The targets are measured in turn within each round, so a noisy neighbour hits them
 // alike; the ratio reported is the median of the rounds' ratios. The app's own /healthz is measured
 // too, as the floor every route of the app pays (its global hooks), to tell it from the check's cost.
+// The app runs as users run it: NODE_ENV=production with its default logging (LOG_LEVEL info, a
+// line per request), the log going to a file (LOG_LEVEL / LOG_REQUESTS override).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config/index.js';
-import { newId } from '../src/lib/ids.js';
 import { createGate } from '../src/modules/token-gates/token-gates.service.js';
-import { createContext } from '../src/wiring.js';
 import { FakeSolanaRpc } from '../test/token-gates/fake-rpc.js';
-import { insertOrg } from '../test/helpers/fixtures.js';
+import { startGatesBench } from './gates-app.js';
+import { report } from './report.js';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const duration = Number(process.env.BENCH_DURATION ?? 5);
@@ -71,45 +67,20 @@ async function bareServer(headers?: Record<string, string>): Promise<FastifyInst
 
 async function main() {
   const rpc = await new FakeSolanaRpc().start();
-  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
-  const config = loadConfig(
-    {
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      BASE_URL: 'http://127.0.0.1',
-      DATA_DIR: dataDir,
-      ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
-      SOLANA_RPC_URL: rpc.url,
-      RATE_LIMIT_MULTIPLIER: '1000000',
-      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-    },
-    () => {},
-  );
-  const ctx = await createContext(config, { memory: true, warn: () => {} });
-  const app = await buildApp(ctx);
+  const bench = await startGatesBench(rpc.url);
+  const { ctx, app } = bench;
+  const slug = bench.org.slug;
 
-  // One org with one gate, through the service (the mutation path), and a wallet holding the token.
-  const now = ctx.clock.now();
-  const userId = newId('usr_');
-  const orgId = newId('org_');
-  const slug = 'bench-org';
-  await ctx.db
-    .insertInto('users')
-    .values({ id: userId, username: 'bench', last_seen: now, created_at: now, updated_at: now } as never)
-    .execute();
-  await insertOrg(ctx.db, { id: orgId, slug, createdBy: userId, now });
+  // One gate, through the service (the mutation path), and a wallet holding the token.
   const mint = rpc.addMint('spl-token');
   const wallet = rpc.addWallet();
   rpc.addTokenAccount(wallet, mint, '1500');
-  const gate = await createGate(ctx, { id: orgId, slug }, userId, {
+  const gate = await createGate(ctx, bench.org, bench.userId, {
     name: 'Bench',
     mintAddress: mint,
     minHoldings: '1000',
   });
 
-  await app.listen({ port: 0, host: '127.0.0.1' });
   const bare = await bareServer();
   // The headers of a cached answer beyond Fastify's own: the app's security headers and the Age.
   const sameWire = await bareServer({
@@ -202,12 +173,24 @@ async function main() {
     `bare CPU / check CPU      : ${pct(median(cpuPerRequest.bare.map((b, i) => b / cpuPerRequest.check[i])))} (median per round; the throughput the check would reach if CPU-bound)`,
   );
   console.log(`RPC calls during the measurement: ${rpc.totalCalls - rpcCallsBefore}`);
+  report({
+    path: 'token-gate check, cached (embedded)',
+    figure: median(results.check),
+    unit: 'req/s',
+    peer: 'bare Fastify, same bytes',
+    peerFigure: median(results.wire),
+    cpuUs: median(cpuPerRequest.check),
+    peerCpuUs: median(cpuPerRequest.wire),
+    note: 'server and load generator share one process here: CPU/req includes autocannon’s side',
+  });
 
   await bare.close();
   await sameWire.close();
-  await app.close();
+  console.log(
+    `log written: ${bench.logBytes()} bytes (level ${ctx.config.logLevel}, requests ${ctx.config.logRequests})`,
+  );
+  await bench.close();
   await rpc.stop();
-  rmSync(dataDir, { recursive: true, force: true });
 }
 
 main().catch((err) => {

@@ -9,19 +9,26 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { freePort, numberArg } from './lib.js';
+import { report } from './report.js';
+import {
+  CLIENT_ID,
+  CLIENT_SECRET,
+  cpuSeconds,
+  dropSchema,
+  gatehouseEnv,
+  SCOPE,
+  seedGatehouse,
+} from './seed.js';
 
 const duration = numberArg('duration', 10);
 const connections = numberArg('connections', 50);
 const rounds = numberArg('rounds', 2);
 
-const CLIENT_ID = 'bench-client';
-const CLIENT_SECRET = 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz';
-const SCOPE = 'orders:read';
 const BODY = `grant_type=client_credentials&scope=${encodeURIComponent(SCOPE)}`;
 const BASIC = `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`;
 
@@ -110,99 +117,6 @@ async function serveOidcProvider(port: number): Promise<void> {
   provider.listen(port, '127.0.0.1');
 }
 
-/** Creates the Gatehouse schema, a brand and a confidential client-credentials app, then closes. */
-async function seedGatehouse(env: Record<string, string | undefined>): Promise<void> {
-  const { loadConfig } = await import('../src/config/index.js');
-  const { createContext, closeContext } = await import('../src/wiring.js');
-  const { sha256 } = await import('../src/lib/hash.js');
-  const ctx = await createContext(
-    loadConfig(env as Record<string, string>, () => {}),
-    { warn: () => {} },
-  );
-  const now = new Date();
-  await ctx.db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('orgs')
-      .values({
-        id: 'org_bench',
-        name: 'Bench',
-        slug: 'bench',
-        slug_claim: 'bench',
-        description: null,
-        icon_file_id: null,
-        created_by: 'bench',
-        payment_product_id: null,
-        payment_customer_id: null,
-        created_at: now,
-        updated_at: now,
-        deleted_at: null,
-      })
-      .execute();
-    await trx
-      .insertInto('brands')
-      .values({
-        id: 'brand_bench',
-        org_id: 'org_bench',
-        slug: 'bench',
-        name: 'Bench',
-        oauth_callback_id: 'bench',
-        logo_file_id: null,
-        primary_color: null,
-        support_email: null,
-        privacy_policy_url: null,
-        terms_url: null,
-        provider_order: ['solana'],
-        created_at: now,
-        updated_at: now,
-        deleted_at: null,
-      })
-      .execute();
-    await trx
-      .insertInto('apps')
-      .values({
-        id: 'app_bench',
-        org_id: 'org_bench',
-        brand_id: 'brand_bench',
-        client_id: CLIENT_ID,
-        client_secret_hash: sha256(CLIENT_SECRET),
-        name: 'Bench service',
-        type: 'service',
-        is_confidential: true,
-        redirect_uris: [],
-        allowed_grant_types: ['client_credentials'],
-        allowed_scopes: [SCOPE],
-        enabled: true,
-        first_party: false,
-        description: null,
-        created_at: now,
-        updated_at: now,
-        deleted_at: null,
-      })
-      .execute();
-  });
-  await closeContext(ctx);
-}
-
-async function dropSchema(env: Record<string, string | undefined>): Promise<void> {
-  if (!env.DATABASE_URL || !env.DATABASE_SCHEMA) return;
-  const pg = (await import('pg')).default;
-  const client = new pg.Client({ connectionString: env.DATABASE_URL });
-  await client.connect();
-  await client.query(`drop schema if exists "${env.DATABASE_SCHEMA}" cascade`);
-  await client.end();
-}
-
-/** CPU seconds (user + system) a process has used so far; null where /proc is not available. */
-function cpuSeconds(pid: number | undefined): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
-
 function line(name: string, r: autocannon.Result): string {
   return `${name.padEnd(14)} ${r.requests.average.toFixed(0).padStart(7)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}`;
 }
@@ -211,23 +125,14 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-token-'));
   const gatePort = await freePort();
   const oidcPort = await freePort();
-  const schema = `gh_bench_${Date.now().toString(36)}`;
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    NODE_ENV: 'production',
-    PORT: String(gatePort),
-    HOST: '127.0.0.1',
-    BASE_URL: `http://127.0.0.1:${gatePort}`,
-    DATA_DIR: dataDir,
-    ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64'),
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_MULTIPLIER: '1000000',
-    ...(process.env.DATABASE_URL ? { DATABASE_SCHEMA: schema } : {}),
-  };
+  const env = gatehouseEnv(gatePort, dataDir, 'gh_bench_');
   const children: ChildProcess[] = [];
   try {
     await seedGatehouse(env);
-    children.push(spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: 'inherit' }));
+    const log = openSync(join(dataDir, 'gatehouse.log'), 'w');
+    children.push(
+      spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', log, 'inherit'] }),
+    );
     children.push(
       spawn(
         process.execPath,
@@ -253,19 +158,31 @@ async function main(): Promise<void> {
       `store: ${env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'embedded PGlite'}; ${connections} connections, ${duration} s per run`,
     );
     const best: Record<string, number> = {};
+    const cpuUs: Record<string, number> = {};
     for (let round = 1; round <= rounds; round++) {
       for (const [name, url, child] of targets) {
         const cpuBefore = cpuSeconds(child.pid);
         const r = await load(url);
         const cpuAfter = cpuSeconds(child.pid);
-        const perToken =
+        const us =
           cpuBefore !== null && cpuAfter !== null && r.requests.total > 0
-            ? `  server CPU ${(((cpuAfter - cpuBefore) / r.requests.total) * 1e6).toFixed(0)} µs/token`
-            : '';
+            ? ((cpuAfter - cpuBefore) / r.requests.total) * 1e6
+            : undefined;
+        const perToken = us !== undefined ? `  server CPU ${us.toFixed(0)} µs/token` : '';
         console.log(`round ${round} ${line(name, r)}${perToken}`);
+        if (r.requests.average > (best[name] ?? 0) && us !== undefined) cpuUs[name] = us;
         best[name] = Math.max(best[name] ?? 0, r.requests.average);
       }
     }
+    report({
+      path: `client_credentials token (${env.DATABASE_URL ? 'PostgreSQL' : 'embedded'})`,
+      figure: best.gatehouse,
+      unit: 'req/s',
+      peer: 'oidc-provider',
+      peerFigure: best['oidc-provider'],
+      cpuUs: cpuUs.gatehouse,
+      peerCpuUs: cpuUs['oidc-provider'],
+    });
     console.log(
       `ratio gatehouse / oidc-provider (best of ${rounds}): ${(best.gatehouse / best['oidc-provider']).toFixed(2)}x`,
     );

@@ -26,6 +26,7 @@ import { webhookWorker } from '../src/modules/webhooks/webhooks.routes.js';
 import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
 import { closeContext, createContext } from '../src/wiring.js';
 import { pct } from './lib.js';
+import { report } from './report.js';
 import { insertOrg } from '../test/helpers/fixtures.js';
 
 interface Summary {
@@ -191,7 +192,7 @@ async function main(): Promise<void> {
       }
     };
 
-    const report = (label: string, s: Summary, expected: number, startedAt: number, latency: boolean) => {
+    const print = (label: string, s: Summary, expected: number, startedAt: number, latency: boolean) => {
       const lat = [...s.latencies].sort((a, b) => a - b);
       const seconds = (s.lastAt - startedAt) / 1000;
       console.log(label);
@@ -222,16 +223,23 @@ async function main(): Promise<void> {
     await worker.start();
     const burst = await waitFor(EVENTS * WEBHOOKS, 300_000);
     const cpu = process.cpuUsage(cpuBefore);
-    report(
+    print(
       `drain (${EVENTS * WEBHOOKS} deliveries queued in ${queuedIn} ms, then the worker started)`,
       burst,
       EVENTS * WEBHOOKS,
       drainStart,
       false,
     );
-    console.log(
-      `  worker process CPU      ${((cpu.user + cpu.system) / 1000 / burst.count).toFixed(2)} ms per delivery (user+system)`,
-    );
+    const cpuUs = (cpu.user + cpu.system) / burst.count;
+    console.log(`  worker process CPU      ${(cpuUs / 1000).toFixed(2)} ms per delivery (user+system)`);
+    report({
+      path: `webhook drain (${engine})`,
+      figure: burst.count / ((burst.lastAt - drainStart) / 1000),
+      unit: 'deliveries/s',
+      peer: 'goal',
+      peerFigure: 1000,
+      cpuUs,
+    });
 
     // Latency: events at a steady rate below capacity, one per transaction, the worker running.
     await request(child, 'reset', 'reset');
@@ -247,7 +255,7 @@ async function main(): Promise<void> {
     }
     await Promise.all(inFlight);
     const paced = await waitFor(PACED * WEBHOOKS, 120_000);
-    report(
+    print(
       `paced (${RATE} events/s target, one event per transaction)`,
       paced,
       PACED * WEBHOOKS,

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { freePort, numberArg, waitForHttp } from './lib.js';
+import { report } from './report.js';
 
 const duration = numberArg('duration', 5);
 const connections = numberArg('connections', 50);
@@ -103,6 +104,14 @@ async function main() {
     console.log(
       `discovery off / bare same document: ${pc(m('discovery, LOG_REQUESTS=off'), m('bare, same document'))}`,
     );
+    for (const path of ['discovery', 'jwks'])
+      report({
+        path: `${path}, LOG_REQUESTS=all`,
+        figure: m(`${path}, LOG_REQUESTS=all`),
+        unit: 'req/s',
+        peer: path === 'discovery' ? 'bare Fastify, same bytes' : 'same, LOG_REQUESTS=off',
+        peerFigure: path === 'discovery' ? m('bare, same document') : m('jwks, LOG_REQUESTS=off'),
+      });
     console.log(
       `log written with LOG_REQUESTS=all: ${(statSync(logs.all).size / 1e6).toFixed(1)} MB; off: ${(statSync(logs.off).size / 1e3).toFixed(1)} kB`,
     );

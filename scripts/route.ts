@@ -229,7 +229,8 @@ function property(obj: ts.ObjectLiteralExpression, name: string): ts.Expression 
 }
 
 /**
- * `...doc('createApp', …)` → /^createApp$/; `` `${decision}Device` `` → /^[A-Za-z]+Device$/; a
+ * `...doc('createApp', …)` → /^createApp$/; `` `${decision}Device` `` → /^[A-Za-z]+Device$/;
+ * `doc(get ? 'authorize' : 'authorizePost', …)` → /^(authorize|authorizePost)$/; a
  * conditional spread (`...(cond ? doc('getMe', …) : { hide: true })`) is searched too.
  */
 function operationIdPattern(schema: ts.ObjectLiteralExpression): RegExp | undefined {
@@ -239,6 +240,12 @@ function operationIdPattern(schema: ts.ObjectLiteralExpression): RegExp | undefi
     if (ts.isCallExpression(n) && n.arguments[0]) {
       const first = n.arguments[0];
       if (ts.isStringLiteralLike(first)) found = new RegExp(`^${first.text}$`);
+      else if (
+        ts.isConditionalExpression(first) &&
+        ts.isStringLiteralLike(first.whenTrue) &&
+        ts.isStringLiteralLike(first.whenFalse)
+      )
+        found = new RegExp(`^(${first.whenTrue.text}|${first.whenFalse.text})$`);
       else if (ts.isTemplateExpression(first)) {
         const parts = [first.head.text, ...first.templateSpans.map((s) => s.literal.text)];
         found = new RegExp(`^${parts.map((s) => s.replace(/[^A-Za-z0-9]/g, '')).join('[A-Za-z]+')}$`);

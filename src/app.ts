@@ -15,8 +15,12 @@ import { lazyChildLoggerFactory } from './http/logger.js';
 import { trustProxyOption } from './http/network-source.js';
 import { consoleRoutes } from './console/console.routes.js';
 import { startJobs } from './jobs/jobs.js';
-import { brandsModule } from './modules/brands/brands.plugin.js';
-import { invitationAcceptRoutes } from './modules/invitations/invitations.routes.js';
+import { apiKeysRoutes } from './modules/api-keys/api-keys.routes.js';
+import { appsRoutes } from './modules/apps/apps.routes.js';
+import { brandsRoutes } from './modules/brands/brands.routes.js';
+import { connectionsRoutes } from './modules/connections/connections.routes.js';
+import { invitationAcceptRoutes, invitationsRoutes } from './modules/invitations/invitations.routes.js';
+import { scopesRoutes } from './modules/scopes/scopes.routes.js';
 import { filesRoutes } from './modules/files/files.routes.js';
 import { usersRoutes } from './modules/users/users.routes.js';
 import { webhooksRoutes } from './modules/webhooks/webhooks.routes.js';
@@ -29,6 +33,7 @@ import { wellKnownRoutes } from './oidc/discovery.js';
 import { pageAssetRoutes } from './oidc/pages/assets.js';
 import { brandPreviewRoutes } from './oidc/pages/brand-preview.routes.js';
 import { providerRoutes } from './oidc/signin/provider-routes.js';
+import { logoutRoutes } from './oidc/signin/logout-routes.js';
 import { signinRoutes } from './oidc/signin/signin-routes.js';
 import { tokenRoutes } from './oidc/token-routes.js';
 import { installOpenApi } from './openapi/plugin.js';
@@ -71,6 +76,30 @@ export interface BuildOptions {
   logStream?: { write(line: string): void };
   /** The process logger (main.ts makes one before the stores, for the migration lines). */
   logger?: Logger;
+}
+
+/**
+ * The REST modules, the hosted brand preview and the console, in dependency order. Route plugins
+ * that live under another module's routes (invitations under an org, apps under a brand) are
+ * registered here, so no module imports another's routes.
+ */
+async function registerModules(app: FastifyInstance): Promise<void> {
+  await app.register(webhooksRoutes);
+  await app.register(webhookInspectRoutes);
+  // Invitations are org-scoped routes too (`/:orgSlug/invitations`, and the admin mirror).
+  await app.register(orgsRoutes, { orgScoped: [invitationsRoutes] });
+  await app.register(invitationAcceptRoutes);
+  // Brands and what hangs off them, for members and again as the `/admin/...` mirror.
+  for (const admin of [false, true])
+    for (const routes of [brandsRoutes, appsRoutes, scopesRoutes, connectionsRoutes])
+      await app.register(routes, { admin });
+  await app.register(tokenGatesRoutes);
+  await app.register(mintInfoRoutes);
+  await app.register(gatePoliciesRoutes);
+  await app.register(apiKeysRoutes);
+  await app.register(usersRoutes);
+  await app.register(brandPreviewRoutes);
+  await app.register(consoleRoutes);
 }
 
 /**
@@ -137,19 +166,10 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     await issuer.register(tokenRoutes);
     await issuer.register(pageAssetRoutes);
     await issuer.register(signinRoutes);
+    await issuer.register(logoutRoutes);
     await issuer.register(providerRoutes);
   });
-  await app.register(webhooksRoutes);
-  await app.register(webhookInspectRoutes);
-  await app.register(orgsRoutes);
-  await app.register(invitationAcceptRoutes);
-  await app.register(brandsModule);
-  await app.register(tokenGatesRoutes);
-  await app.register(mintInfoRoutes);
-  await app.register(gatePoliciesRoutes);
-  await app.register(usersRoutes);
-  await app.register(brandPreviewRoutes);
-  await app.register(consoleRoutes);
+  await registerModules(app);
 
   serveMetrics(app, ctx);
 

@@ -70,6 +70,8 @@ export async function ensureConsole(db: Executor, config: Config, clock: Clock):
       type: 'spa',
       is_confidential: false,
       redirect_uris: [redirectUri],
+      // The console's Sign out ends the hosted session at /oauth2/logout and comes back here.
+      post_logout_redirect_uris: [`${config.baseUrl}/console/`],
       allowed_grant_types: [
         'authorization_code',
         'refresh_token',

@@ -2,7 +2,8 @@ import type { Redis } from 'ioredis';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from './config/index.js';
 import type { DatabaseHandle } from './db/index.js';
-import type { Db } from './db/schema.js';
+import type { Db, Executor } from './db/schema.js';
+import type { BrandDeletedHandler } from './modules/brands/brands.service.js';
 import type { RateLimits } from './http/rate-limit.js';
 import type { Clock } from './lib/clock.js';
 import type { Encryptor } from './lib/encryption.js';
@@ -64,6 +65,15 @@ export interface AppContext {
     accessTokenChecks: AccessTokenCheck[];
     /** Background jobs started with the server (webhook worker, pruning, sweeper), stopped on close. */
     onClose: Array<() => Promise<void> | void>;
+    /**
+     * The system permissions a user holds (the orgs module's `systemPermissions`, set by wiring.ts),
+     * for `requireSystemPermission` (src/http/guards.ts) on routes outside the orgs module.
+     */
+    systemPermissions?: (userId: string) => Promise<Set<string>>;
+    /** What a brand's deletion disables with it, in its transaction (apps, connections; wiring.ts). */
+    brandDeleted?: BrandDeletedHandler[];
+    /** Client ids of a brand's live apps that list a scope (the apps module's): such a scope stays. */
+    appsUsingScope?: (db: Executor, brandId: string, name: string) => Promise<string[]>;
   };
 }
 

@@ -16,8 +16,17 @@ import { createEngineStores, type EngineStoreDeps } from './stores/engine.js';
 import { InvalidationBus } from './events/invalidation.js';
 import { addEventSink, setEventInterest } from './events/outbox.js';
 import { verifyApiKey } from './modules/api-keys/api-keys.service.js';
+import { appsUsingScope } from './modules/apps/apps.queries.js';
+import { disableAppsOfDeletedBrand, disableAppsOfDeletedOrg } from './modules/apps/apps.cascade.js';
+import { deleteBrandsOfOrg } from './modules/brands/brands.service.js';
+import {
+  disableConnectionsOfDeletedBrand,
+  disableConnectionsOfDeletedOrg,
+} from './modules/connections/connections.cascade.js';
+import { systemPermissions } from './modules/orgs/org.guards.js';
 import { onOrgDeleted } from './modules/orgs/orgs.service.js';
 import { disableOrgTokenGates } from './modules/token-gates/token-gates.service.js';
+import { gatePolicyEvaluator } from './modules/token-gates/gates-in-tokens.js';
 import {
   disableOrgWebhooks,
   followWebhookChanges,
@@ -130,17 +139,27 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
 /**
  * The modules' extension points, connected here rather than by import or registration side effects:
  * the webhook outbox as the event sink and interest check of `recordMutation`, its subscription cache
- * following webhook writes, the handlers an org deletion runs in its transaction, and the API key
- * verifier of bearer authentication. The outbox and org-deletion registries are idempotent by
- * reference, so several contexts in one process (tests) register each handler once.
+ * following webhook writes, the handlers an org's or a brand's deletion runs in its transaction (the
+ * apps, connections, … under it), the scope-in-use check of the apps, the API key
+ * verifier of bearer authentication, the system permissions `requireSystemPermission` reads and the
+ * gate policy evaluator of the token path. The
+ * outbox and org-deletion registries are idempotent by reference, so several contexts in one process
+ * (tests) register each handler once.
  */
 function wireModules(ctx: AppContext): void {
   addEventSink(webhookOutboxSink);
   setEventInterest(webhookInterest);
   ctx.hooks.onClose.push(followWebhookChanges(ctx.invalidation));
+  onOrgDeleted(deleteBrandsOfOrg);
+  onOrgDeleted(disableAppsOfDeletedOrg);
+  onOrgDeleted(disableConnectionsOfDeletedOrg);
   onOrgDeleted(disableOrgWebhooks);
   onOrgDeleted(disableOrgTokenGates);
   ctx.hooks.apiKeyVerifier = (key, req) => verifyApiKey(ctx, key, req.ip);
+  ctx.hooks.systemPermissions = (userId) => systemPermissions(ctx, userId);
+  ctx.hooks.brandDeleted = [disableAppsOfDeletedBrand, disableConnectionsOfDeletedBrand];
+  ctx.hooks.appsUsingScope = appsUsingScope;
+  ctx.stores.gatePolicies = gatePolicyEvaluator(ctx);
 }
 
 /** Closes what createContext opened (background jobs first, then Redis, then the database). */

@@ -18,12 +18,16 @@ const ACCOUNT_DELETED = '/console/account-deleted';
 // Token gates, webhooks and the audit log load when first opened (the initial bundle stays small).
 const TokenGates = lazy(() => import('./pages/token-gates.js').then((m) => m.TokenGates));
 const TokenGateDetail = lazy(() => import('./pages/token-gates.js').then((m) => m.TokenGateDetail));
+const GatePolicies = lazy(() => import('./pages/gate-policies.js').then((m) => m.GatePolicies));
+const GatePolicyDetail = lazy(() => import('./pages/gate-policies.js').then((m) => m.GatePolicyDetail));
+const BulkCheck = lazy(() => import('./pages/bulk-check.js').then((m) => m.BulkCheck));
 const Webhooks = lazy(() => import('./pages/webhooks.js').then((m) => m.Webhooks));
 const WebhookDetail = lazy(() => import('./pages/webhooks.js').then((m) => m.WebhookDetail));
 const AuditLog = lazy(() => import('./pages/audit-log.js').then((m) => m.AuditLog));
 // So do the account's screens and the operator's views.
 const Profile = lazy(() => import('./pages/account.js').then((m) => m.Profile));
 const ConnectedApps = lazy(() => import('./pages/account.js').then((m) => m.ConnectedApps));
+const Sessions = lazy(() => import('./pages/account-sessions.js').then((m) => m.Sessions));
 const DeleteAccount = lazy(() => import('./pages/account.js').then((m) => m.DeleteAccount));
 const SignInMethods = lazy(() => import('./pages/account-wallets.js').then((m) => m.SignInMethods));
 const ApiKeys = lazy(() => import('./pages/account-keys.js').then((m) => m.ApiKeys));
@@ -239,6 +243,7 @@ function SignedIn() {
               <Route path="/console/account/sign-in" component={SignInMethods} />
               <Route path="/console/account/api-keys" component={ApiKeys} />
               <Route path="/console/account/apps" component={ConnectedApps} />
+              <Route path="/console/account/sessions" component={Sessions} />
               <Route path="/console/account/delete" component={DeleteAccount} />
               <Route path="/console/operator/orgs" component={AllOrgs} />
               <Route path="/console/operator/users" component={FindUsers} />
@@ -255,6 +260,12 @@ function SignedIn() {
               <Route path="/console/orgs/:org/brands/:brand/scopes" component={orgPage(Scopes)} />
               <Route path="/console/orgs/:org/brands/:brand/connections" component={orgPage(Connections)} />
               <Route path="/console/orgs/:org/token-gates" component={orgPage(TokenGates)} />
+              <Route path="/console/orgs/:org/token-gates/policies" component={orgPage(GatePolicies)} />
+              <Route
+                path="/console/orgs/:org/token-gates/policies/:policyId"
+                component={orgPage(GatePolicyDetail)}
+              />
+              <Route path="/console/orgs/:org/token-gates/bulk-check" component={orgPage(BulkCheck)} />
               <Route path="/console/orgs/:org/token-gates/:gateId" component={orgPage(TokenGateDetail)} />
               <Route path="/console/orgs/:org/webhooks" component={orgPage(Webhooks)} />
               <Route path="/console/orgs/:org/webhooks/:id" component={orgPage(WebhookDetail)} />

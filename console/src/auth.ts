@@ -194,8 +194,9 @@ export async function signOut(): Promise<void> {
   if (as.end_session_endpoint) {
     const url = new URL(as.end_session_endpoint);
     url.searchParams.set('client_id', CLIENT.client_id);
-    // No post_logout_redirect_uri: the console app registers none, so the issuer shows its page.
     if (current?.idToken) url.searchParams.set('id_token_hint', current.idToken);
+    // Registered on the console app at start-up: the issuer ends the session and sends us back.
+    url.searchParams.set('post_logout_redirect_uri', `${window.location.origin}/console/`);
     window.location.assign(url.href);
     return;
   }

@@ -9,6 +9,10 @@ export const defaults = {
   accessTokenTtl: 3600,
   /** ID token lifetime; matches the access token. */
   idTokenTtl: 3600,
+  /** Back-channel logout token lifetime (DESIGN.md §3: exp = iat + 120 s), signed at each attempt. */
+  logoutTokenTtl: 120,
+  /** A session's lastSeenAt is written at most this often (seconds), not on every use. */
+  sessionSeenGranularity: 60,
   /** Refresh token lifetime; single use with rotation, so this bounds an idle family. */
   refreshTokenTtl: 30 * 24 * 3600,
   /** Device code lifetime (600 s, `expired_token` after). */
@@ -36,6 +40,10 @@ export const defaults = {
   clientCacheMaxEntries: 10_000,
   /** How often an instance deletes expired codes, device codes and revocation records (seconds). */
   tokenSweepInterval: 600,
+  /** How often an instance checks whether the key rotation schedule (KEY_ROTATION_DAYS) is due (seconds). */
+  keyRotationCheckInterval: 600,
+  /** A scheduled signing key is in the JWKS this long before it signs (one day), so every client has it. */
+  keyPublishLead: 24 * 3600,
   /** Minimum device polling interval handed to clients. */
   devicePollInterval: 5,
   /** `slow_down` adds this many seconds to a device code's interval. */
@@ -50,6 +58,11 @@ export const defaults = {
   interactionTtl: 30 * 60,
   /** Browser session lifetime per brand. */
   sessionTtl: 14 * 24 * 3600,
+  /**
+   * Session cookies read from one request (one per brand): a browser signed in to more brands than
+   * this is unusual, and a forged Cookie header of a thousand names must not cost a thousand lookups.
+   */
+  maxSessionCookies: 20,
   /** Token-gate balance cache (5 minutes). */
   tokenGateCacheTtl: 5 * 60,
   /** Most (wallet, mint) balances kept by the in-memory balance cache (used when REDIS_URL is unset). */
@@ -179,6 +192,12 @@ export const rateLimits = {
   gateCheckRefresh: { points: 60, duration: 60 },
   /** The bulk gate check, per IP: each request spends wallets × gates points (DESIGN §3). */
   gateBulkCheck: { points: 6000, duration: 60 },
+  /**
+   * Not in the interface: RS256 signatures of a bulk check with `attest=true`, per IP (each distinct
+   * wallet × gate pair costs one). The single and policy checks sign one each under `gateCheck`; a
+   * bulk request may ask for 2,000, and signing, not the balance read, is then the cost.
+   */
+  gateAttest: { points: 2000, duration: 60 },
   wellKnown: { points: 600, duration: 60 },
   authorize: { points: 60, duration: 60 },
   token: { points: 30, duration: 60 },

@@ -56,6 +56,8 @@ export interface Config {
   logRequests: 'all' | 'errors' | 'off';
   /** Port of the Prometheus `/metrics` listener (on HOST); undefined: no metrics listener. */
   metricsPort?: number;
+  /** Scheduled signing-key rotation: a new key every this many days (KEY_ROTATION_DAYS); undefined: off. */
+  keyRotationDays?: number;
   filesBaseUrl: string;
   /** PROVIDER_<TYPE>_<SETTING> values, keyed by lower-case type then camelCase setting. */
   providers: Record<string, ProviderOverrides>;
@@ -239,6 +241,9 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
       fail('METRICS_PORT', `must differ from PORT (${port}): metrics are never served on the public port`);
   }
 
+  // Off unless set; each new key is published a day before it signs (src/oidc/key-rotation.ts).
+  const keyRotationDays = env.KEY_ROTATION_DAYS ? int(env, 'KEY_ROTATION_DAYS', 0, 1, 3650) : undefined;
+
   const databaseSchema = env.DATABASE_SCHEMA || undefined;
   if (databaseSchema && !/^[a-z_][a-z0-9_]{0,62}$/.test(databaseSchema))
     fail('DATABASE_SCHEMA', 'must be a lower-case SQL identifier');
@@ -264,6 +269,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     webhookRetrySchedule,
     logLevel,
     logRequests,
+    keyRotationDays,
     metricsPort,
     filesBaseUrl,
     providers,

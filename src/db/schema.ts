@@ -40,6 +40,8 @@ export interface SigningKeysTable {
   private_key_enc: string;
   created_at: Timestamp;
   retired_at: Timestamp | null;
+  /** From when a scheduled key signs (published before); null: at once (migration 0019). */
+  activates_at: Timestamp | null;
 }
 
 export interface SystemPermissionsTable {
@@ -127,6 +129,12 @@ export interface AppsTable {
   /** First-party apps (the console) skip the consent screen. */
   first_party: Generated<boolean>;
   description: string | null;
+  /** Where /oauth2/logout may send the browser back to (exact match; migration 0016). */
+  post_logout_redirect_uris: Generated<string[]>;
+  /** OpenID Back-Channel Logout 1.0 receiver; null when the app has none. */
+  backchannel_logout_uri: Generated<string | null>;
+  /** Migration 0017: the gate policy a user's linked wallet must pass to sign in (DESIGN §3). */
+  required_gate_policy_id: Generated<string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: Timestamp | null;
@@ -141,6 +149,24 @@ export interface AuditLogTable {
   resource_id: string;
   metadata: Json<Record<string, unknown>> | null;
   timestamp: Timestamp;
+}
+
+/** Counts of an org's audit entries per closed UTC day (0017_audit_log_daily.sql). */
+export interface AuditLogDailyTable {
+  org_id: string;
+  /** 'all' (value ''), 'action', 'actor' or 'type'. */
+  dim: string;
+  value: string;
+  /** The UTC midnight that starts the day. */
+  day: Timestamp;
+  /** bigint: a string when read. */
+  n: ColumnType<string, number | string, number | string>;
+}
+
+/** Every day of the org before `rolled_until` has its counts in audit_log_daily. */
+export interface AuditLogRollupsTable {
+  org_id: string;
+  rolled_until: Timestamp;
 }
 
 export interface EventsTable {
@@ -237,6 +263,8 @@ export interface BrandScopesTable {
   name: string;
   /** Shown on the consent screen. */
   description: string;
+  /** Migration 0017: granted only while a linked wallet passes this gate policy (DESIGN §3). */
+  gate_policy_id: Generated<string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -261,7 +289,11 @@ export interface WebhooksTable {
 // webhooks.queries.ts
 export interface WebhookDeliveriesTable {
   id: string;
-  webhook_id: string;
+  /** Null for a back-channel logout delivery (kind `backchannel_logout`, migration 0016). */
+  webhook_id: string | null;
+  kind: Generated<'webhook' | 'backchannel_logout'>;
+  /** The app a back-channel logout token goes to. */
+  app_id: Generated<string | null>;
   org_id: string;
   event_id: string | null;
   event: string;
@@ -395,6 +427,8 @@ export interface AccessTokensTable {
   family_id: string;
   client_id: string;
   user_id: string;
+  /** The browser session the token was issued in (migration 0016); logout revokes by it. */
+  session_id: Generated<string | null>;
   expires_at: Timestamp;
 }
 
@@ -418,6 +452,8 @@ export interface DeviceAuthorizationsTable {
   expires_at: Timestamp;
   created_at: Timestamp;
   consumed_at: Timestamp | null;
+  /** Migration 0017: `requirement` when denied because the user's wallets fail the app's gate policy. */
+  denial: Generated<'requirement' | null>;
 }
 
 /** Tables of migration 0004_signin.sql. */
@@ -454,6 +490,8 @@ export interface InteractionParams {
   codeChallenge?: string;
   prompt?: string;
   loginHint?: string;
+  /** `sub` of a verified `id_token_hint`: only that user may complete the sign-in. */
+  idTokenHintSub?: string;
   provider?: string;
   /** `ui_locales` of the authorize request: the hosted pages' language preference. */
   uiLocales?: string;
@@ -487,6 +525,17 @@ export interface SessionsTable {
   auth_time: Timestamp;
   created_at: Timestamp;
   expires_at: Timestamp;
+  /** Migration 0016: when the session was last used, and the browser that opened it. */
+  last_seen_at: Timestamp;
+  user_agent: string | null;
+  ip: string | null;
+}
+
+/** The apps issued tokens in a session (code exchange or refresh), told on logout. */
+export interface SessionClientsTable {
+  session_id: string;
+  client_id: string;
+  created_at: Timestamp;
 }
 
 export interface ConsentGrantsTable {
@@ -520,6 +569,8 @@ export interface Database {
   brands: BrandsTable;
   apps: AppsTable;
   audit_log: AuditLogTable;
+  audit_log_daily: AuditLogDailyTable;
+  audit_log_rollups: AuditLogRollupsTable;
   events: EventsTable;
   authorization_codes: AuthorizationCodesTable;
   refresh_tokens: RefreshTokensTable;
@@ -530,6 +581,7 @@ export interface Database {
   wallet_challenges: WalletChallengesTable;
   interactions: InteractionsTable;
   sessions: SessionsTable;
+  session_clients: SessionClientsTable;
   consent_grants: ConsentGrantsTable;
   activity: ActivityTable;
   api_keys: ApiKeysTable;

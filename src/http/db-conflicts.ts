@@ -18,6 +18,9 @@ const CONSTRAINT_MESSAGES: ReadonlyMap<string, string> = new Map([
   ['brand_scopes_brand_name_key', 'a scope with this name exists in this brand'],
   // Deleting a gate that a gate policy's rule names fails on this foreign key (DESIGN §3).
   ['gate_policy_gates_gate_fkey', 'the token gate is used by a gate policy'],
+  // Deleting a gate policy that a scope or an app names fails on these foreign keys (DESIGN §3).
+  ['brand_scopes_gate_policy_fkey', 'the gate policy is named by a scope'],
+  ['apps_required_gate_policy_fkey', 'the gate policy is required by an app'],
   ['webhooks_org_url_events_key', 'a webhook with this URL and these events already exists'],
 ]);
 

@@ -6,13 +6,14 @@ import { startAuditPruning } from '../modules/orgs/audit-log.service.js';
 import { sweepDeletedAccounts } from '../modules/users/account.service.js';
 import { webhookQueueStats } from '../modules/webhooks/webhooks.queries.js';
 import { webhookWorker } from '../modules/webhooks/webhooks.routes.js';
+import { rotateKeysOnSchedule } from '../oidc/key-rotation.js';
 import { sweepExpiredTokens } from '../oidc/revocation.js';
 import { sweepExpiredProviderStates, sweepExpiredSignin } from '../oidc/signin/sweep.js';
 
 /**
  * Background work of this instance, started with the app and stopped with its context: the sweepers
- * of expired rows (tokens, sign-in, provider link states), the account deletion sweeper, the audit
- * log pruning, all on the one timer helper (`every`, src/lib/timer.ts), and the webhook delivery
+ * of expired rows (tokens, sign-in, provider link states), the account deletion sweeper, the
+ * scheduled key rotation (KEY_ROTATION_DAYS), the audit log pruning, all on the one timer helper (`every`, src/lib/timer.ts), and the webhook delivery
  * worker (its own poll loop; started when the app is ready, stopped when it closes). Called by
  * buildApp before the modules register, so the worker is this app's (with its logger).
  */
@@ -45,6 +46,13 @@ export function startJobs(app: FastifyInstance): void {
     () => sweepDeletedAccounts(ctx),
     (err) => log.error({ err }, 'account deletion sweep failed'),
   );
+  // KEY_ROTATION_DAYS: every instance checks, the database decides (src/oidc/key-rotation.ts).
+  if (ctx.config.keyRotationDays)
+    schedule(
+      { everyMs: defaults.keyRotationCheckInterval * 1000 },
+      () => rotateKeysOnSchedule(ctx),
+      (err) => log.error({ err }, 'scheduled key rotation failed'),
+    );
   startAuditPruning(ctx, log);
   startWebhookWorker(app, ctx);
 }

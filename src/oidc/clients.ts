@@ -16,10 +16,18 @@ export interface Client {
   isConfidential: boolean;
   firstParty: boolean;
   redirectUris: string[];
+  /** Where /oauth2/logout may return the browser (exact match). */
+  postLogoutRedirectUris?: string[];
+  /** The app's back-channel logout receiver, or null. */
+  backchannelLogoutUri?: string | null;
   allowedGrantTypes: string[];
   allowedScopes: string[];
   /** SHA-256 hex of the client secret; null for public clients. */
   secretHash: string | null;
+  /** The gate policy a linked wallet of the user must pass to sign in (DESIGN §3); null for none. */
+  requiredGatePolicyId?: string | null;
+  /** The brand's scopes bound to a gate policy: granted only to a user whose wallet passes. */
+  gatedScopes?: string[];
 }
 
 interface Entry {

@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.js';
 import { newId } from '../lib/ids.js';
+import { queueBackchannelLogout } from './backchannel.js';
 import { revokeGrantTokens } from './revocation.js';
 import type { Tx } from './stores.js';
 
@@ -76,6 +77,13 @@ export async function revokeConsentGrant(
   const row = await ctx.stores.consent.delete(trx, input.userId, input.appId);
   if (!row) return false;
   await revokeGrantTokens(ctx, trx, { userId: input.userId, clientId: row.client_id });
+  // The app is told, per session it was signed in through, that those sign-ins are over.
+  const sessions = await ctx.stores.sessionClients.takeForClient(trx, input.userId, row.client_id);
+  await queueBackchannelLogout(
+    ctx,
+    trx,
+    sessions.map((sessionId) => ({ sessionId, userId: input.userId, clientId: row.client_id })),
+  );
   await ctx.stores.events.record(trx, {
     orgId: row.org_id,
     actorUserId: input.actorUserId,

@@ -55,6 +55,7 @@ export async function createDeviceAuthorization(
       expires_at: new Date(now.getTime() + defaults.deviceCodeTtl * 1000),
       created_at: now,
       consumed_at: null,
+      denial: null,
     });
     if (inserted)
       return {
@@ -86,7 +87,7 @@ export async function findPendingDevice(
 export async function decideDevice(
   ctx: AppContext,
   userCode: string,
-  decision: { approve: true; userId: string; authTime: number } | { approve: false },
+  decision: { approve: true; userId: string; authTime: number } | { approve: false; denial?: 'requirement' },
 ): Promise<boolean> {
   const raw = normalizeUserCode(userCode);
   if (!raw) return false;
@@ -95,7 +96,7 @@ export async function decideDevice(
     ctx.clock.now(),
     decision.approve
       ? { status: 'approved', userId: decision.userId, authTime: decision.authTime }
-      : { status: 'denied' },
+      : { status: 'denied', denial: decision.denial },
   );
 }
 
@@ -114,7 +115,7 @@ export type PollResult =
   | { kind: 'expired' }
   | { kind: 'slow_down' }
   | { kind: 'pending' }
-  | { kind: 'denied' }
+  | { kind: 'denied'; denial: 'requirement' | null }
   | { kind: 'approved'; row: DeviceRow };
 
 /**
@@ -134,7 +135,7 @@ export async function pollDevice(ctx: AppContext, deviceCode: string, clientId: 
     return { kind: 'slow_down' };
   }
   if (row.status === 'pending') return { kind: 'pending' };
-  if (row.status === 'denied') return { kind: 'denied' };
+  if (row.status === 'denied') return { kind: 'denied', denial: row.denial ?? null };
   const consumed = await devices.consumeApproved(row.id, now);
   return consumed ? { kind: 'approved', row: consumed } : { kind: 'invalid' };
 }

@@ -52,7 +52,12 @@ export const GRANT_TYPES = [
   'urn:ietf:params:oauth:grant-type:device_code',
 ] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];
-export const STANDARD_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
+/**
+ * Scopes every app may list in `allowedScopes` without a brand vocabulary: the OIDC ones, `wallet`
+ * (the user's Solana wallets as claims, DESIGN.md §3 "Sessions, logout and wallet claims") and
+ * `gates` (DESIGN §3 "Gates in tokens").
+ */
+export const STANDARD_SCOPES = ['openid', 'profile', 'email', 'offline_access', 'wallet', 'gates'] as const;
 
 export function discoveryDocument(config: Config) {
   const u = (path: string) => `${config.issuer}${path}`;
@@ -65,6 +70,15 @@ export function discoveryDocument(config: Config) {
     introspection_endpoint: u('/oauth2/introspect'),
     jwks_uri: u('/.well-known/jwks.json'),
     device_authorization_endpoint: u('/oauth2/device/authorize'),
+    // OpenID RP-Initiated and Back-Channel Logout 1.0 (DESIGN.md §3 "Sessions, logout…").
+    end_session_endpoint: u('/oauth2/logout'),
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
+    frontchannel_logout_supported: false,
+    // Request objects and the claims parameter are refused (request_not_supported, …).
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    claims_parameter_supported: false,
     response_types_supported: ['code'],
     grant_types_supported: [...GRANT_TYPES],
     code_challenge_methods_supported: ['S256'],
@@ -84,6 +98,7 @@ export function discoveryDocument(config: Config) {
       'iat',
       'auth_time',
       'nonce',
+      'sid',
       'email',
       'email_verified',
       'given_name',
@@ -91,6 +106,9 @@ export function discoveryDocument(config: Config) {
       'preferred_username',
       'picture',
       'locale',
+      'wallet_address',
+      'wallets',
+      'gates',
     ],
   };
 }

@@ -1,6 +1,7 @@
 import { OAuthError } from '../http/errors.js';
 import { safeEqual, sha256, sha256b64url } from '../lib/hash.js';
 import { revokeFamily } from './revocation.js';
+import { decideGates, UNMET_REQUIREMENT } from './gates.js';
 import { issueTokens } from './tokens.js';
 import { type Grant, invalidGrant, required } from './grant.js';
 
@@ -43,6 +44,11 @@ export const authorizationCodeGrant: Grant = {
       throw invalidGrant('PKCE verification failed');
     }
 
+    // Gate policies at authorization (DESIGN §3), before the code is consumed: the requirement was
+    // met at sign-in moments ago; a gated scope the user's wallets fail is left out of the tokens.
+    const gates = await decideGates(ctx, client, found.user_id, found.scopes);
+    if (!gates.requirementMet) throw invalidGrant(UNMET_REQUIREMENT);
+
     // Then consumed atomically: of two concurrent redemptions exactly one gets the row.
     const row = await ctx.stores.codes.consume(codeHash, ctx.clock.now());
     if (!row) {
@@ -52,7 +58,8 @@ export const authorizationCodeGrant: Grant = {
     return issueTokens(ctx, {
       client,
       grant: 'authorization_code',
-      scopes: row.scopes,
+      scopes: gates.scopes,
+      gates: { grantScopes: row.scopes, dropped: gates.dropped, passedPolicies: gates.passedPolicies },
       user: {
         id: row.user_id,
         authTime: Number(row.auth_time),

@@ -1,5 +1,6 @@
 import { OAuthError } from '../http/errors.js';
 import { pollDevice } from './device-store.js';
+import { decideGates, UNMET_REQUIREMENT } from './gates.js';
 import { issueTokens } from './tokens.js';
 import { type Grant, invalidGrant, required } from './grant.js';
 
@@ -27,13 +28,20 @@ export const deviceCodeGrant: Grant = {
       case 'pending':
         throw new OAuthError('authorization_pending', 'the user has not approved yet');
       case 'denied':
-        throw new OAuthError('access_denied', 'the user denied the request');
+        throw new OAuthError(
+          'access_denied',
+          poll.denial === 'requirement' ? UNMET_REQUIREMENT : 'the user denied the request',
+        );
     }
     const row = poll.row;
+    // The requirement was checked when the user approved; the device's tokens follow the gates now.
+    const gates = await decideGates(ctx, client, row.user_id as string, row.scopes);
+    if (!gates.requirementMet) throw new OAuthError('access_denied', UNMET_REQUIREMENT);
     return issueTokens(ctx, {
       client,
       grant: 'urn:ietf:params:oauth:grant-type:device_code',
-      scopes: row.scopes,
+      scopes: gates.scopes,
+      gates: { grantScopes: row.scopes, dropped: gates.dropped, passedPolicies: gates.passedPolicies },
       user: { id: row.user_id as string, authTime: Number(row.auth_time), familyId: row.id },
     });
   },

@@ -1,6 +1,7 @@
 import { OAuthError } from '../http/errors.js';
 import { sha256 } from '../lib/hash.js';
 import { revokeFamily } from './revocation.js';
+import { decideGates, UNMET_REQUIREMENT } from './gates.js';
 import { issueTokens } from './tokens.js';
 import { type Grant, invalidGrant, parseScope, required } from './grant.js';
 
@@ -36,6 +37,11 @@ export const refreshTokenGrant: Grant = {
         throw new OAuthError('invalid_scope', `scope exceeds the original grant: ${extra.join(' ')}`);
       scopes = requested;
     }
+    // Gate policies re-evaluated before the token is consumed (DESIGN §3): a failed required policy
+    // refuses the refresh (the token stays as it was), a gated scope that fails is left out of
+    // these tokens but kept in the grant, and a chain that cannot be read burns nothing.
+    const gates = await decideGates(ctx, client, found.user_id, scopes);
+    if (!gates.requirementMet) throw invalidGrant(UNMET_REQUIREMENT);
 
     // Consumed atomically: of two concurrent refreshes one wins, the other counts as reuse.
     const row = await ctx.stores.tokens.consumeRefresh(found.id, now);
@@ -43,7 +49,8 @@ export const refreshTokenGrant: Grant = {
     return issueTokens(ctx, {
       client,
       grant: 'refresh_token',
-      scopes,
+      scopes: gates.scopes,
+      gates: { grantScopes: scopes, dropped: gates.dropped, passedPolicies: gates.passedPolicies },
       refreshed: true,
       user: {
         id: row.user_id,

@@ -1,4 +1,4 @@
-import { SignJWT, jwtVerify, type JWTPayload, errors as joseErrors } from 'jose';
+import { SignJWT, compactVerify, jwtVerify, type JWTPayload, errors as joseErrors } from 'jose';
 import type { Clock } from '../lib/clock.js';
 import type { KeyStore } from './keys.js';
 
@@ -14,6 +14,21 @@ export async function signJwt(
   return new SignJWT({ ...claims, iat, exp: iat + opts.ttl })
     .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: opts.typ ?? 'JWT' })
     .sign(key.privateKey);
+}
+
+/** Our verification key for a token's `kid`; a key set that cannot be read is reported to `onKeySetError`. */
+function keyResolver(keys: KeyStore, onKeySetError: (err: unknown) => void) {
+  return async (header: { kid?: string }) => {
+    let key: Awaited<ReturnType<KeyStore['verificationKey']>>;
+    try {
+      key = await keys.verificationKey(header.kid);
+    } catch (err) {
+      onKeySetError(err);
+      throw err;
+    }
+    if (!key) throw new joseErrors.JWKSNoMatchingKey();
+    return key;
+  };
 }
 
 export interface VerifyOptions {
@@ -37,17 +52,9 @@ export async function verifyJwt(
   try {
     const { payload } = await jwtVerify(
       token,
-      async (header) => {
-        let key: Awaited<ReturnType<KeyStore['verificationKey']>>;
-        try {
-          key = await keys.verificationKey(header.kid);
-        } catch (err) {
-          keySetError = err;
-          throw err;
-        }
-        if (!key) throw new joseErrors.JWKSNoMatchingKey();
-        return key;
-      },
+      keyResolver(keys, (err) => {
+        keySetError = err;
+      }),
       {
         algorithms: ['RS256'],
         issuer: opts.issuer,
@@ -58,6 +65,37 @@ export async function verifyJwt(
       },
     );
     return payload as JWTPayload & Record<string, unknown>;
+  } catch {
+    if (keySetError !== undefined) throw keySetError;
+    return null;
+  }
+}
+
+/**
+ * An ID token this service issued, read for a hint (RP-Initiated Logout 1.0 §2: "even expired"): RS256
+ * by one of our keys, `typ` JWT (an access or logout token is refused), our issuer, a string `sub`
+ * and one audience. Expiry is not checked. Null when any of it fails.
+ */
+export async function readIdTokenHint(
+  keys: KeyStore,
+  token: string,
+  issuer: string,
+): Promise<{ sub: string; aud: string; sid?: string } | null> {
+  let keySetError: unknown;
+  try {
+    const { payload, protectedHeader } = await compactVerify(
+      token,
+      keyResolver(keys, (err) => {
+        keySetError = err;
+      }),
+      { algorithms: ['RS256'] },
+    );
+    if (protectedHeader.typ !== 'JWT') return null;
+    const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
+    const aud = Array.isArray(claims.aud) && claims.aud.length === 1 ? claims.aud[0] : claims.aud;
+    if (claims.iss !== issuer || typeof claims.sub !== 'string' || typeof aud !== 'string') return null;
+    if (claims.sid !== undefined && typeof claims.sid !== 'string') return null;
+    return { sub: claims.sub, aud, ...(typeof claims.sid === 'string' ? { sid: claims.sid } : {}) };
   } catch {
     if (keySetError !== undefined) throw keySetError;
     return null;

@@ -31,7 +31,15 @@ export function newSigningKeyRow(encryptor: Encryptor, clock: Clock): Omit<Signi
     public_jwk: { kty: 'RSA', use: 'sig', alg: 'RS256', kid, n: jwk.n, e: jwk.e },
     private_key_enc: encryptor.encrypt(pem, `signing-key:${kid}`),
     created_at: clock.now(),
+    activates_at: null,
   };
+}
+
+/** When a key may sign (ms): a scheduled key's activates_at, else shortly after its creation. */
+export function activation(row: SigningKeyRow): number {
+  return row.activates_at
+    ? row.activates_at.getTime()
+    : row.created_at.getTime() + defaults.keyActivationDelayMs;
 }
 
 /**
@@ -80,8 +88,9 @@ export class KeyStore {
     if (live.length === 0) throw new Error('no signing key; run `gatehouse keys rotate`');
     // Sign with the newest key every instance already publishes: one created less than
     // keyActivationDelayMs ago may be missing from another instance's JWKS (each rereads the set
-    // once a second), so a verifier would not find it. A lone first key is used at once.
-    const newest = live.find((r) => r.created_at.getTime() + defaults.keyActivationDelayMs <= now) ?? live[0];
+    // once a second), so a verifier would not find it; a scheduled key waits for its activates_at
+    // (published a day before). A lone first key is used at once.
+    const newest = live.find((r) => activation(r) <= now) ?? live[0];
     const pem = this.encryptor.decrypt(newest.private_key_enc, `signing-key:${newest.kid}`);
     const privateKey = createPrivateKey(pem);
     const byKid = new Map<string, KeyObject>();

@@ -10,6 +10,7 @@ import type {
 import type { EventType } from '../events/catalog.js';
 import type { Mutation } from '../events/outbox.js';
 import type { Client } from './clients.js';
+import type { LogoutTokenClaims } from './logout-token.js';
 
 /**
  * What the engine keeps, behind interfaces it declares (DESIGN.md §2: "src/oidc depends on small
@@ -67,6 +68,8 @@ export interface AccessTokenRecord {
   clientId: string;
   userId: string;
   expiresAt: Date;
+  /** The browser session the grant came from, if any (logout revokes by it). */
+  sessionId?: string | null;
 }
 
 /** Which token families to revoke: every filter given must match. */
@@ -74,6 +77,8 @@ export interface FamilyFilter {
   familyId?: string;
   userId?: string;
   clientId?: string;
+  /** The tokens issued in one browser session (its unredeemed codes are burnt too). */
+  sessionId?: string;
 }
 
 /** Revocation state: issued and revoked access-token jtis, revoked families, the sweep of expired rows. */
@@ -100,7 +105,9 @@ export interface DeviceStore {
   decide(
     userCodeHash: string,
     now: Date,
-    decision: { status: 'approved'; userId: string; authTime: number } | { status: 'denied' },
+    decision:
+      | { status: 'approved'; userId: string; authTime: number }
+      | { status: 'denied'; denial?: 'requirement' },
   ): Promise<boolean>;
   /** Records the poll when the row's interval has passed since the last one; false when too early. */
   pollOnTime(id: string, now: Date): Promise<boolean>;
@@ -125,6 +132,31 @@ export interface ConsentStore {
   delete(tx: Tx, userId: string, clientId: string): Promise<ConsentGrantRow | null>;
 }
 
+/** Which apps were issued tokens in which browser session (`session_clients`). */
+export interface SessionClientStore {
+  /**
+   * Records that the client was issued tokens in the session and marks the session seen; does
+   * nothing when the session has ended meanwhile.
+   */
+  record(tx: Tx, sessionId: string, clientId: string, now: Date): Promise<void>;
+  /** The user's sessions in which the client was issued tokens, forgotten for it (consent revoked). */
+  takeForClient(tx: Tx, userId: string, clientId: string): Promise<string[]>;
+}
+
+/** A back-channel logout token to send to an app's receiver. */
+export interface LogoutDelivery {
+  orgId: string;
+  appId: string;
+  url: string;
+  claims: LogoutTokenClaims;
+}
+
+/** Back-channel logout deliveries: queued in the webhook outbox, sent by its worker. */
+export interface LogoutDeliveryStore {
+  /** Queues the deliveries in `tx` (they leave after it commits) and wakes the workers. */
+  enqueue(tx: Tx, rows: LogoutDelivery[], now: Date): Promise<void>;
+}
+
 /** The signing keys (private parts sealed by the caller). */
 export interface SigningKeyStore {
   /** Newest first. */
@@ -132,6 +164,11 @@ export interface SigningKeyStore {
   /** Runs `fn` holding the key-creation lock of every instance; `fn` gets a store on that lock. */
   withCreationLock<T>(fn: (keys: SigningKeyStore) => Promise<T>): Promise<T>;
   insert(row: Omit<SigningKeyRow, 'retired_at'>): Promise<void>;
+  /**
+   * A key of the rotation schedule (`activates_at` set), in one transaction with the retirement of
+   * every other unretired key at that moment, announced to every instance.
+   */
+  insertScheduled(row: Omit<SigningKeyRow, 'retired_at'> & { activates_at: Date }): Promise<void>;
 }
 
 /** A user as the token path sees them (profile claims). */
@@ -151,6 +188,8 @@ export interface UserProfileRow {
 export interface AccountStore {
   profile(userId: string): Promise<UserProfileRow | null>;
   isLive(userId: string): Promise<boolean>;
+  /** The user's Solana wallets, primary first, then by link time (the `wallet` scope's claims). */
+  wallets(userId: string): Promise<Array<{ address: string; isPrimary: boolean }>>;
   /** Adds `device_authorized` to the user's recent activity. */
   recordDeviceAuthorized(input: { userId: string; ip?: string; userAgent?: string }): Promise<void>;
 }
@@ -193,6 +232,33 @@ export interface IntrospectionResponse {
  */
 export type Introspector = (token: string, request: { ip: string }) => Promise<IntrospectionResponse | null>;
 
+/**
+ * Gate policies as the token path uses them (DESIGN §3 "Gates in tokens"). The engine never reads a
+ * wallet or a balance itself: the token-gates module implements this (src/wiring.ts connects it), on
+ * the public checks' balance cache (≤ 5 minutes).
+ */
+export interface GatePolicyEvaluator {
+  /**
+   * For each policy id (policies of the org `orgSlug`), whether at least one of the user's linked
+   * wallets passes it; a user with no wallet passes none. Throws when the chain cannot be read.
+   */
+  evaluate(orgSlug: string, userId: string, policyIds: string[]): Promise<Map<string, boolean>>;
+  /**
+   * The org's policy's words (name, description), for a user who fails it and for a scope or app
+   * naming it (in their transaction `tx`); null when the org has no such policy.
+   */
+  describe(
+    orgId: string,
+    policyId: string,
+    tx?: Tx,
+  ): Promise<{ name: string; description: string | null } | null>;
+}
+
+/** Which of a brand's scopes are gated: scope name → gate policy id (ungated scopes are absent). */
+export interface GatedScopeStore {
+  ofBrand(brandId: string): Promise<Map<string, string>>;
+}
+
 export interface EngineStores {
   /** Runs `fn` in one transaction (rolled back when it throws). */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
@@ -205,6 +271,11 @@ export interface EngineStores {
   signingKeys: SigningKeyStore;
   accounts: AccountStore;
   events: EventStore;
+  sessionClients: SessionClientStore;
+  logoutDeliveries: LogoutDeliveryStore;
   /** Introspection of opaque tokens other modules mint (user API keys), tried in order. */
   introspectors: Introspector[];
+  gatedScopes: GatedScopeStore;
+  /** Connected by src/wiring.ts (the token-gates module); until then every policy fails. */
+  gatePolicies: GatePolicyEvaluator;
 }

@@ -83,9 +83,22 @@ const UserinfoResponse = Type.Object({
   given_name: Type.Optional(Type.String()),
   family_name: Type.Optional(Type.String()),
   picture: Type.Optional(Type.String()),
+  wallet_address: Type.Optional(Type.String({ description: 'the primary Solana address (`wallet` scope)' })),
+  wallets: Type.Optional(
+    Type.Array(
+      Type.Object({ address: Type.String(), chain: Type.Literal('solana'), isPrimary: Type.Boolean() }),
+      { description: 'every linked wallet, `[]` when none (`wallet` scope)' },
+    ),
+  ),
 });
 
-const oauthErrors = { 400: OAuthErrorBody, 401: OAuthErrorBody, 429: OAuthErrorBody, 500: OAuthErrorBody };
+const oauthErrors = {
+  400: OAuthErrorBody,
+  401: OAuthErrorBody,
+  429: OAuthErrorBody,
+  500: OAuthErrorBody,
+  503: OAuthErrorBody,
+};
 
 /** The /oauth2 POST endpoints take form bodies only (interface: "The /oauth2/* POST bodies are form-encoded"). */
 async function formOnly(req: FastifyRequest): Promise<void> {
@@ -215,10 +228,21 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
             auth: 'accessToken',
             rateLimits: ['userinfo'],
             description:
-              "Claims by the token's scopes: `sub`; `profile` adds the username and picture; `wallet` the wallets.",
+              "Claims by the token's scopes: `sub`; `profile` adds the username and picture; `wallet` the wallets (`wallet_address`, `wallets`). POST also takes the token as the form field `access_token` instead of the header.",
           },
         ),
-        response: { 200: UserinfoResponse, 401: ErrorEnvelope, 429: ErrorEnvelope },
+        ...(method === 'POST' ? { body: Type.Object({ access_token: Type.Optional(Field) }) } : {}),
+        // POST: a body its schema refuses (a repeated or overlong access_token) is 400 validation_failed.
+        response: {
+          200: UserinfoResponse,
+          ...(method === 'POST' ? { 400: ErrorEnvelope } : {}),
+          401: ErrorEnvelope,
+          429: ErrorEnvelope,
+        },
+      },
+      // A POST with the token in the header may have no body at all.
+      preValidation: async (req) => {
+        req.body ??= {};
       },
       handler: async (req, reply) => {
         const body = await userinfo(ctx, req, reply);

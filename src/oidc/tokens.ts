@@ -6,6 +6,7 @@ import { sha256 } from '../lib/hash.js';
 import { newId, newSecret } from '../lib/ids.js';
 import type { Client } from './clients.js';
 import type { GrantType } from './discovery.js';
+import { GATES_SCOPE } from './gates.js';
 import { verifyJwt } from './jwt.js';
 import type { UserProfileRow } from './stores.js';
 
@@ -38,6 +39,12 @@ export interface IssueTokensInput {
   user?: GrantUser;
   /** `token.refreshed` instead of `token.issued`. */
   refreshed?: boolean;
+  /**
+   * What the gate policies decided (decideGates): the tokens carry `scopes` (the decision's), the
+   * refresh token keeps `grantScopes` (so a scope dropped today can come back at a later refresh),
+   * `token.refreshed` reports `dropped`, and the `gates` scope adds the passed policies as a claim.
+   */
+  gates?: { grantScopes: string[]; dropped: string[]; passedPolicies: string[] };
 }
 
 export type UserProfile = UserProfileRow;
@@ -71,6 +78,30 @@ export function profileClaims(
   return out;
 }
 
+/** A wallet as the `wallets` claim lists it. */
+export interface WalletClaim {
+  address: string;
+  chain: 'solana';
+  isPrimary: boolean;
+}
+
+/**
+ * The `wallet` scope's claims (ID token and /userinfo alike): `wallet_address`, the primary Solana
+ * address (absent when there is none), and `wallets`, every linked one (`[]` when none). Nothing
+ * without the scope.
+ */
+export async function walletClaims(
+  ctx: AppContext,
+  userId: string,
+  scopes: readonly string[],
+): Promise<{ wallet_address?: string; wallets?: WalletClaim[] }> {
+  if (!scopes.includes('wallet')) return {};
+  const rows = await ctx.stores.accounts.wallets(userId);
+  const wallets = rows.map((w) => ({ address: w.address, chain: 'solana' as const, isPrimary: w.isPrimary }));
+  const primary = wallets.find((w) => w.isPrimary);
+  return { ...(primary ? { wallet_address: primary.address } : {}), wallets };
+}
+
 /** OIDC Core §3.1.3.6: the left half of the SHA-256 of the access token, base64url. */
 function atHash(accessToken: string): string {
   const digest = createHash('sha256').update(accessToken, 'ascii').digest();
@@ -100,6 +131,12 @@ export async function signRs256(
   return `${input}.${signature.toString('base64url')}`;
 }
 
+/** DESIGN §3: with the `gates` scope, `gates: [policyId, …]` (the passed policies, [] when none). */
+function gatesClaim(input: IssueTokensInput): Record<string, unknown> {
+  if (!input.user || !input.scopes.includes(GATES_SCOPE)) return {};
+  return { gates: input.gates?.passedPolicies ?? [] };
+}
+
 function signAccessToken(
   ctx: AppContext,
   client: Client,
@@ -107,6 +144,7 @@ function signAccessToken(
   scopes: string[],
   jti: string,
   authTime?: number,
+  extra?: Record<string, unknown>,
 ) {
   const claims: Record<string, unknown> = {
     iss: ctx.config.issuer,
@@ -120,6 +158,7 @@ function signAccessToken(
     jti,
   };
   if (authTime !== undefined) claims.auth_time = authTime;
+  if (extra) Object.assign(claims, extra);
   return signRs256(ctx, claims, { ttl: defaults.accessTokenTtl, typ: 'at+jwt' });
 }
 
@@ -151,7 +190,15 @@ export async function issueTokens(ctx: AppContext, input: IssueTokensInput): Pro
   }
   const profile = await loadUserProfile(ctx, user.id);
   if (!profile) throw new OAuthError('invalid_grant', 'the user of this grant no longer exists');
-  const accessToken = await signAccessToken(ctx, client, user.id, scopes, jti, user.authTime);
+  const accessToken = await signAccessToken(
+    ctx,
+    client,
+    user.id,
+    scopes,
+    jti,
+    user.authTime,
+    gatesClaim(input),
+  );
   const response: TokenResponse = {
     access_token: accessToken,
     token_type: 'Bearer',
@@ -169,7 +216,7 @@ export async function issueTokens(ctx: AppContext, input: IssueTokensInput): Pro
   return response;
 }
 
-function signIdToken(
+async function signIdToken(
   ctx: AppContext,
   input: IssueTokensInput,
   user: GrantUser,
@@ -183,8 +230,13 @@ function signIdToken(
     auth_time: user.authTime,
     at_hash: atHash(accessToken),
     ...profileClaims(profile, input.scopes, { idToken: true }),
+    ...(await walletClaims(ctx, user.id, input.scopes)),
+    ...gatesClaim(input),
   };
   if (user.nonce) claims.nonce = user.nonce;
+  // The browser session the grant came from (OpenID Back-Channel Logout 1.0 §2.1): logout tokens
+  // name it, and an id_token_hint at /oauth2/logout points at it.
+  if (user.sessionId) claims.sid = user.sessionId;
   return signRs256(ctx, claims, { ttl: defaults.idTokenTtl });
 }
 
@@ -198,7 +250,7 @@ function recordUserGrant(
 ): Promise<void> {
   const { client, scopes } = input;
   const now = ctx.clock.now();
-  const { tokens, revocations, events } = ctx.stores;
+  const { tokens, revocations, events, sessionClients } = ctx.stores;
   return ctx.stores.transaction(async (tx) => {
     await revocations.recordAccessToken(tx, {
       jti,
@@ -206,7 +258,10 @@ function recordUserGrant(
       clientId: client.clientId,
       userId: user.id,
       expiresAt: new Date(now.getTime() + defaults.accessTokenTtl * 1000),
+      sessionId: user.sessionId ?? null,
     });
+    // Logout tells every app that was issued tokens in the session (code exchange or refresh).
+    if (user.sessionId) await sessionClients.record(tx, user.sessionId, client.clientId, now);
     if (refreshToken) {
       await tokens.insertRefresh(tx, {
         id: newId('rt_'),
@@ -214,7 +269,7 @@ function recordUserGrant(
         family_id: user.familyId,
         client_id: client.clientId,
         user_id: user.id,
-        scopes,
+        scopes: input.gates?.grantScopes ?? scopes,
         auth_time: user.authTime,
         session_id: user.sessionId ?? null,
         expires_at: new Date(now.getTime() + defaults.refreshTokenTtl * 1000),
@@ -234,7 +289,16 @@ function recordUserGrant(
       auditless: true,
       events: [
         input.refreshed
-          ? { type: 'token.refreshed', data: { user: user.id, app: client.clientId, scopes } }
+          ? {
+              type: 'token.refreshed',
+              // The gated scopes of the grant left out of these tokens, when there are any.
+              data: {
+                user: user.id,
+                app: client.clientId,
+                scopes,
+                ...(input.gates?.dropped.length ? { droppedScopes: input.gates.dropped } : {}),
+              },
+            }
           : {
               type: 'token.issued',
               data: { user: user.id, app: client.clientId, scopes, grant: input.grant },

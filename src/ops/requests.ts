@@ -21,8 +21,46 @@ type Observe = (req: FastifyRequest, reply: FastifyReply) => void;
  * field is a number, a route template from this code base, the method, or our own request id; the
  * method of an unrouted request and the error code are escaped.
  */
+interface Destination {
+  write(s: string): void;
+  flushSync?: () => void;
+}
+
+/**
+ * The lines of one event-loop turn handed to pino's asynchronous destination (SonicBoom) in one
+ * write. SonicBoom measures the UTF-8 length of its whole pending buffer on every write, so one
+ * write per request under load cost a tenth of a cached gate check's CPU; a turn's lines in one
+ * write cost that once. Nothing is held past the turn (setImmediate), and what is pending when the
+ * process exits is written synchronously. A destination without `flushSync` (a test's stream)
+ * gets each line at once, as before.
+ */
+function coalescing(stream: Destination): (line: string) => void {
+  const flushSync = stream.flushSync;
+  if (typeof flushSync !== 'function') return (line) => stream.write(line);
+  let pending = '';
+  const flush = () => {
+    const out = pending;
+    pending = '';
+    if (out) stream.write(out);
+  };
+  process.once('exit', () => {
+    if (!pending) return;
+    flush();
+    try {
+      flushSync.call(stream);
+    } catch {
+      // Exiting anyway: a destination that cannot write now loses the last lines, as pino's own would.
+    }
+  });
+  return (line) => {
+    if (!pending) setImmediate(flush);
+    pending += line;
+  };
+}
+
 function lineWriter(log: FastifyBaseLogger) {
-  const stream = (log as unknown as Record<symbol, { write(s: string): void }>)[pino.symbols.streamSym];
+  const stream = (log as unknown as Record<symbol, Destination>)[pino.symbols.streamSym];
+  const emit = coalescing(stream);
   const base = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
   return {
     /** The constant part of a route's lines. */
@@ -31,7 +69,7 @@ function lineWriter(log: FastifyBaseLogger) {
     write(req: FastifyRequest, head: string, status: number, ms: number, errorCode: string | null) {
       const level = status >= 500 ? 50 : 30;
       if (level < (log as unknown as { levelVal: number }).levelVal) return;
-      stream.write(
+      emit(
         `{"level":${level},"time":${Date.now()}${base},"reqId":${JSON.stringify(req.id)}${head},"status":${status},"ms":${Math.round(ms * 10) / 10}${
           status >= 400 ? `,"errorCode":${JSON.stringify(errorCode)}` : ''
         },"msg":"request"}\n`,

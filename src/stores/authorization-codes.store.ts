@@ -11,6 +11,16 @@ export async function burnCodesOfUser(db: Executor, userId: string, now: Date): 
     .execute();
 }
 
+/** Marks the unredeemed codes issued in a browser session as used (the session was ended). */
+export async function burnCodesOfSession(db: Executor, sessionId: string, now: Date): Promise<void> {
+  await db
+    .updateTable('authorization_codes')
+    .set({ consumed_at: now })
+    .where('session_id', '=', sessionId)
+    .where('consumed_at', 'is', null)
+    .execute();
+}
+
 /** Deletes codes that expired before `before`. */
 export async function sweepCodes(db: Executor, before: Date): Promise<void> {
   await db.deleteFrom('authorization_codes').where('expires_at', '<', before).execute();

@@ -44,7 +44,7 @@ export function deviceStore(db: Db): DeviceStore {
         .set(
           decision.status === 'approved'
             ? { status: 'approved', user_id: decision.userId, auth_time: decision.authTime }
-            : { status: 'denied' },
+            : { status: 'denied', denial: decision.denial ?? null },
         )
         .where('user_code_hash', '=', userCodeHash)
         .where('status', '=', 'pending')

@@ -7,9 +7,13 @@ import { clientStore } from './clients.store.js';
 import { consentStore } from './consent-grants.store.js';
 import { deviceStore } from './device-authorizations.store.js';
 import { type EventStoreDeps, eventStore } from './events.store.js';
+import { logoutDeliveryStore } from './logout-deliveries.store.js';
 import { revocationStore } from './revocations.store.js';
+import { sessionClientStore } from './sessions.store.js';
 import { signingKeyStore } from './signing-keys.store.js';
 import { tokenStore } from './tokens.store.js';
+import { scopePolicies } from '../modules/scopes/scopes.queries.js';
+import { unwiredGatePolicies } from '../oidc/gates.js';
 
 /** What the engine's SQL stores get from the wiring (src/wiring.ts). */
 export interface EngineStoreDeps extends EventStoreDeps, AccountStoreDeps {
@@ -31,6 +35,10 @@ export function createEngineStores(db: Db, deps: EngineStoreDeps): EngineStores 
     signingKeys: signingKeyStore(db),
     accounts: userProfileStore(db, deps),
     events: eventStore(db, deps),
+    sessionClients: sessionClientStore(db),
+    logoutDeliveries: logoutDeliveryStore(),
     introspectors: deps.introspectApiKey ? [deps.introspectApiKey] : [],
+    gatedScopes: { ofBrand: (brandId) => scopePolicies(db, brandId) },
+    gatePolicies: unwiredGatePolicies,
   };
 }

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Executor } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { FamilyFilter, RevocationStore } from '../oidc/stores.js';
-import { burnCodesOfUser, sweepCodes } from './authorization-codes.store.js';
+import { burnCodesOfSession, burnCodesOfUser, sweepCodes } from './authorization-codes.store.js';
 import { sweepDevices } from './device-authorizations.store.js';
 import { revokeRefreshTokens, sweepRefreshTokens } from './tokens.store.js';
 
@@ -18,6 +18,10 @@ async function revokeFamilies(db: Executor, filter: FamilyFilter, now: Date): Pr
   if (filter.familyId) access = access.where('family_id', '=', filter.familyId);
   if (filter.userId) access = access.where('user_id', '=', filter.userId);
   if (filter.clientId) access = access.where('client_id', '=', filter.clientId);
+  if (filter.sessionId) {
+    access = access.where('session_id', '=', filter.sessionId);
+    await burnCodesOfSession(db, filter.sessionId, now);
+  }
   await revokeRefreshTokens(db, filter, now);
   await db
     .insertInto('revoked_tokens')
@@ -54,6 +58,7 @@ export function revocationStore(db: Db): RevocationStore {
           client_id: row.clientId,
           user_id: row.userId,
           expires_at: row.expiresAt,
+          session_id: row.sessionId ?? null,
         })
         .execute();
     },

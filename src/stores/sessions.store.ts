@@ -1,10 +1,70 @@
+import { sql } from 'kysely';
 import type { Executor } from '../db/schema.js';
-import type { SessionStore } from '../oidc/signin/stores.js';
+import type { EndedSession, ListedSession, SessionStore } from '../oidc/signin/stores.js';
+import type { SessionClientStore } from '../oidc/stores.js';
 
 /** Every session of the user, on every brand (account deletion). */
 export async function destroyUserSessions(trx: Executor, userId: string): Promise<number> {
   const res = await trx.deleteFrom('sessions').where('user_id', '=', userId).executeTakeFirst();
   return Number(res.numDeletedRows ?? 0);
+}
+
+/** The user's live sessions on every brand, newest first. */
+async function listOfUser(
+  db: Executor,
+  userId: string,
+  now: Date,
+  currentHashes: string[],
+): Promise<ListedSession[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .innerJoin('brands', 'brands.id', 'sessions.brand_id')
+    .select([
+      'sessions.id',
+      'brands.slug',
+      'sessions.token_hash',
+      'sessions.created_at',
+      'sessions.last_seen_at',
+      'sessions.user_agent',
+      'sessions.ip',
+    ])
+    .where('sessions.user_id', '=', userId)
+    .where('sessions.expires_at', '>', now)
+    .orderBy('sessions.created_at', 'desc')
+    .orderBy('sessions.id', 'desc')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    brandSlug: r.slug,
+    createdAt: r.created_at,
+    lastSeenAt: r.last_seen_at,
+    userAgent: r.user_agent,
+    ip: r.ip,
+    current: currentHashes.includes(r.token_hash),
+  }));
+}
+
+/** Deletes the sessions; each comes back with the apps that were issued tokens in it. */
+async function endSessions(db: Executor, ids: string[]): Promise<EndedSession[]> {
+  if (ids.length === 0) return [];
+  const clients = await db
+    .selectFrom('session_clients')
+    .select(['session_id', 'client_id'])
+    .where('session_id', 'in', ids)
+    .orderBy('created_at')
+    .execute();
+  const rows = await db
+    .deleteFrom('sessions')
+    .where('id', 'in', ids)
+    .returning(['id', 'user_id', 'brand_id', 'auth_time'])
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    userId: r.user_id,
+    brandId: r.brand_id,
+    authTime: r.auth_time,
+    clientIds: clients.filter((c) => c.session_id === r.id).map((c) => c.client_id),
+  }));
 }
 
 /** The `sessions` table: browser sessions, one per brand, kept by the hash of their cookie. */
@@ -21,6 +81,9 @@ export function sessionStore(db: Executor): SessionStore {
           auth_time: s.authTime,
           created_at: s.createdAt,
           expires_at: s.expiresAt,
+          last_seen_at: s.createdAt,
+          user_agent: s.userAgent,
+          ip: s.ip,
         })
         .execute();
     },
@@ -36,6 +99,43 @@ export function sessionStore(db: Executor): SessionStore {
         .executeTakeFirst();
       return row ? { id: row.id, userId: row.user_id, brandId: row.brand_id, authTime: row.auth_time } : null;
     },
+    async find(id, now) {
+      const row = await db
+        .selectFrom('sessions')
+        .select(['id', 'user_id', 'brand_id', 'auth_time'])
+        .where('id', '=', id)
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return row ? { id: row.id, userId: row.user_id, brandId: row.brand_id, authTime: row.auth_time } : null;
+    },
+    async renew(id, f) {
+      const res = await db
+        .updateTable('sessions')
+        .set({
+          token_hash: f.tokenHash,
+          auth_time: f.authTime,
+          last_seen_at: f.now,
+          user_agent: f.userAgent,
+          ip: f.ip,
+        })
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1;
+    },
+    async touch(id, now, granularity) {
+      await db
+        .updateTable('sessions')
+        .set({ last_seen_at: now })
+        .where('id', '=', id)
+        .where('last_seen_at', '<', new Date(now.getTime() - granularity * 1000))
+        .execute();
+    },
+    listOfUser: (userId, now, currentHashes) => listOfUser(db, userId, now, currentHashes),
+    async idsOfUser(userId) {
+      const rows = await db.selectFrom('sessions').select('id').where('user_id', '=', userId).execute();
+      return rows.map((r) => r.id);
+    },
+    end: (ids) => endSessions(db, ids),
     async deleteByToken(tokenHash, brandId) {
       await db
         .deleteFrom('sessions')
@@ -47,6 +147,33 @@ export function sessionStore(db: Executor): SessionStore {
     async deleteExpired(now) {
       const res = await db.deleteFrom('sessions').where('expires_at', '<', now).executeTakeFirst();
       return Number(res.numDeletedRows ?? 0);
+    },
+  };
+}
+
+/** `session_clients`: the apps issued tokens in each session (owned here, beside `sessions`). */
+export function sessionClientStore(db: Executor): SessionClientStore {
+  return {
+    async record(tx, sessionId, clientId, now) {
+      // One round trip on the token path: the session is marked seen and the app remembered, only
+      // while the session lives (a code from an ended session must not bring it back).
+      await sql`
+        with seen as (
+          update sessions set last_seen_at = ${now}::timestamptz where id = ${sessionId} returning id)
+        insert into session_clients (session_id, client_id, created_at)
+        select id, ${clientId}, ${now}::timestamptz from seen
+        on conflict (session_id, client_id) do nothing`.execute(tx ?? db);
+    },
+    async takeForClient(tx, userId, clientId) {
+      const rows = await tx
+        .deleteFrom('session_clients')
+        .where('client_id', '=', clientId)
+        .where('session_id', 'in', (eb) =>
+          eb.selectFrom('sessions').select('id').where('user_id', '=', userId),
+        )
+        .returning('session_id')
+        .execute();
+      return rows.map((r) => r.session_id);
     },
   };
 }

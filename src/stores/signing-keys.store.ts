@@ -19,6 +19,19 @@ export function signingKeyStore(db: Executor): SigningKeyStore {
         .values({ ...row, public_jwk: JSON.stringify(row.public_jwk) })
         .execute();
     },
+    insertScheduled: (row) =>
+      db.transaction().execute(async (trx) => {
+        await signingKeyStore(trx).insert(row);
+        // The keys signing until then are retired at the new key's activation: they stay in the
+        // JWKS until their last tokens expire (retiredKeyGrace after it).
+        await trx
+          .updateTable('signing_keys')
+          .set({ retired_at: row.activates_at })
+          .where('kid', '!=', row.kid)
+          .where('retired_at', 'is', null)
+          .execute();
+        await publishInvalidation(trx, 'keys', ['*']);
+      }),
     withCreationLock: (fn) =>
       db.connection().execute(async (conn) => {
         await sql`select pg_advisory_lock(${sql.lit(KEY_CREATION_LOCK)})`.execute(conn);
@@ -39,11 +52,14 @@ export async function rotateSigningKey(db: Db, encryptor: Encryptor, clock: Cloc
   return db.transaction().execute(async (trx) => {
     const row = newSigningKeyRow(encryptor, clock);
     await signingKeyStore(trx).insert(row);
+    // Every other key is retired now, including one the schedule had set to retire later (a manual
+    // rotation during the day a scheduled key waits is usually a leak: the grace starts now).
+    const now = clock.now();
     await trx
       .updateTable('signing_keys')
-      .set({ retired_at: clock.now() })
+      .set({ retired_at: now })
       .where('kid', '!=', row.kid)
-      .where('retired_at', 'is', null)
+      .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', now)]))
       .execute();
     // Every instance rereads its key set when this commits (the CLI rotates with no server in
     // process); in the transaction, so no key change goes unannounced.

@@ -7,6 +7,7 @@ export async function revokeRefreshTokens(db: Executor, filter: FamilyFilter, no
   if (filter.familyId) q = q.where('family_id', '=', filter.familyId);
   if (filter.userId) q = q.where('user_id', '=', filter.userId);
   if (filter.clientId) q = q.where('client_id', '=', filter.clientId);
+  if (filter.sessionId) q = q.where('session_id', '=', filter.sessionId);
   await q.execute();
 }
 

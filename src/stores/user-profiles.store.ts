@@ -1,5 +1,5 @@
 import type { Db } from '../db/schema.js';
-import { findLiveUserProfile, isUserLive } from '../modules/users/users.queries.js';
+import { findLiveUserProfile, isUserLive, walletsOfUsers } from '../modules/users/users.queries.js';
 import type { ActivityInput } from '../modules/users/activity.js';
 import type { AccountStore } from '../oidc/stores.js';
 
@@ -29,6 +29,10 @@ export function userProfileStore(db: Db, deps: AccountStoreDeps): AccountStore {
       };
     },
     isLive: (userId) => isUserLive(db, userId),
+    async wallets(userId) {
+      const rows = await walletsOfUsers(db, [userId]);
+      return rows.map((r) => ({ address: r.address, isPrimary: r.is_primary }));
+    },
     recordDeviceAuthorized: (input) => deps.recordActivity({ ...input, type: 'device_authorized' }),
   };
 }

@@ -42,6 +42,7 @@ describe('brand scopes', () => {
     assert.deepEqual(res.body, {
       name: 'orders:read',
       description: 'Read your orders',
+      gatePolicyId: null,
       createdAt: t.clock.now().toISOString(),
     });
     const list = await call(t, w.owner, 'GET', url);
@@ -121,7 +122,8 @@ describe('brand scopes', () => {
       'name',
       'unknown_field',
     );
-    expect400(await call(t, w.owner, 'PATCH', `${url}/orders:read`, {}), 'description', 'required');
+    // Issue 21: description and gatePolicyId are each optional, but a PATCH must change something.
+    expect400(await call(t, w.owner, 'PATCH', `${url}/orders:read`, {}), 'body');
     expect400(
       await call(t, w.owner, 'PATCH', `${url}/orders:read`, { description: '' }),
       'description',

@@ -154,6 +154,26 @@ describe('the console: account, operator views, org lifecycle', () => {
     assert.equal(refused.json().error, 'invalid_grant');
   });
 
+  it("lists the account's sessions on every brand and ends another browser's session", async () => {
+    const app = await seedClient(t, { confidential: true });
+    const elsewhere = await signInToApp(t, app, phantom);
+    assert.equal(elsewhere.userId, userId);
+    await accountTab('Sessions');
+    await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+    const mine = page.getByRole('rowheader', { name: /This browser/ });
+    await mine.waitFor();
+    await page.getByRole('rowheader', { name: app.brandSlug }).waitFor();
+    await checkScreen(page, 'account-sessions');
+    await page.getByRole('button', { name: new RegExp(`^End session on ${app.brandSlug} `) }).click();
+    const dialog = page.getByRole('dialog', { name: new RegExp(`^End session on ${app.brandSlug} `) });
+    await dialog.getByRole('button', { name: 'End session' }).click();
+    await page.getByRole('rowheader', { name: app.brandSlug }).waitFor({ state: 'detached' });
+    assert.equal(await mine.count(), 1, 'this browser stays signed in');
+    const refused = await refresh(t, app, elsewhere.refreshToken);
+    assert.equal(refused.statusCode, 400);
+    assert.equal(refused.json().error, 'invalid_grant');
+  });
+
   it('creates an API key shown once, which works until it is revoked (then 401)', async () => {
     await accountTab('API keys');
     await page.getByText('No active API keys.').waitFor();

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { CONSOLE_BRAND_ID } from '../../src/bootstrap.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/net.js';
@@ -307,9 +308,17 @@ describe('the console in a browser', () => {
     assert.equal(page.url(), here);
   });
 
-  it('signs out; a reload does not sign in again', async () => {
+  it('signs out (the hosted session ends at /oauth2/logout, back to the console); a reload does not sign in again', async () => {
+    const consoleSessions = () =>
+      t.ctx.db.selectFrom('sessions').select('id').where('brand_id', '=', CONSOLE_BRAND_ID).execute();
+    const before = (await consoleSessions()).length;
+    const logout = page.waitForResponse((r) => new URL(r.url()).pathname === '/oauth2/logout');
     await page.getByRole('button', { name: 'Sign out' }).click();
+    const res = await logout;
+    assert.equal(res.status(), 302);
+    assert.equal(res.headers().location, `${base}/console/`);
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    assert.equal((await consoleSessions()).length, before - 1, "this browser's hosted session ended");
     await page.reload();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     assert.equal(await page.getByRole('button', { name: 'Sign out' }).count(), 0);

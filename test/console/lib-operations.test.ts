@@ -16,6 +16,20 @@ import {
   toRaw,
   toTokens,
 } from '../../console/src/lib/tokens.js';
+import { amountInUnit, kindLabel, reasonText } from '../../console/src/lib/gate-kinds.js';
+import {
+  describeRule,
+  type GateRule,
+  leaf,
+  parseWallets,
+  removePart,
+  ruleGates,
+  ruleProblems,
+  toNode,
+  toRule,
+  update,
+  withOp,
+} from '../../console/src/lib/gate-rules.js';
 import { choiceOf, eventsOf, receives, receiverSnippet } from '../../console/src/lib/webhooks.js';
 
 // The browser logic of the token gate, webhook and audit log screens.
@@ -137,5 +151,45 @@ describe('console: audit log view in the URL', () => {
       'wallet WxyZ…QrsT',
     );
     assert.equal(displayName(undefined, 'usr_1'), 'usr_1');
+  });
+});
+
+describe('console: gate kinds and the policy rule builder', () => {
+  const rule: GateRule = {
+    all: [{ gate: 'g1' }, { atLeast: 1, of: [{ gate: 'g2' }, { not: { gate: 'g1' } }] }],
+  };
+
+  it('round-trips rules through the builder and describes them with gate names', () => {
+    assert.deepEqual(toRule(toNode(rule)), rule);
+    assert.deepEqual(ruleGates(rule), ['g1', 'g2']);
+    const names: Record<string, string> = { g1: 'Holders', g2: 'Apes' };
+    assert.equal(
+      describeRule(rule, (id) => names[id] ?? id),
+      'all of (Holders, at least 1 of (Apes, not (Holders)))',
+    );
+  });
+
+  it('switches operators keeping the parts, removes parts, and says what is missing', () => {
+    const any = withOp(leaf('g1'), 'any');
+    assert.deepEqual(toRule(any), { any: [{ gate: 'g1' }, { gate: '' }] });
+    assert.deepEqual(ruleProblems(any), [['Part 2', 'Pick a gate.']]);
+    const atLeast = withOp(any, 'atLeast');
+    assert.equal(atLeast.atLeast, 1);
+    assert.deepEqual(toRule(withOp(atLeast, 'not')), { not: { gate: 'g1' } });
+    assert.deepEqual(toRule(withOp(atLeast, 'gate')), { gate: 'g1' });
+    const three = update(atLeast, [], (n) => ({ ...n, atLeast: 2, parts: [...n.parts, leaf('g3')] }));
+    const two = removePart(three, [], 1);
+    assert.deepEqual(toRule(two), { atLeast: 2, of: [{ gate: 'g1' }, { gate: 'g3' }] });
+    assert.deepEqual(toRule(removePart(two, [], 0)), { atLeast: 1, of: [{ gate: 'g3' }] }, 'N shrinks');
+    assert.deepEqual(ruleProblems({ ...two, atLeast: 3 }), [['Rule', 'N is a whole number from 1 to 2.']]);
+  });
+
+  it('shows amounts in the kind’s unit and splits pasted wallets, duplicates kept', () => {
+    assert.equal(kindLabel(undefined), 'Token');
+    assert.equal(amountInUnit('sol', '1500000000'), '1500000000 lamports (1.5 SOL)');
+    assert.equal(amountInUnit('collection', '1'), '1 NFT');
+    assert.equal(amountInUnit('token', '1500000', 6), '1500000 raw units (1.5 tokens)');
+    assert.equal(reasonText(null), 'none');
+    assert.deepEqual(parseWallets(' a\nb, a;c  \n'), ['a', 'b', 'a', 'c']);
   });
 });

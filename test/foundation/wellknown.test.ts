@@ -27,7 +27,16 @@ describe('discovery and JWKS', () => {
       'client_credentials',
       'urn:ietf:params:oauth:grant-type:device_code',
     ]);
-    assert.deepEqual(doc.scopes_supported, ['openid', 'profile', 'email', 'offline_access']);
+    // Issue 20 and 21: `wallet` and `gates` are standard scopes of the issuer (DESIGN §3 "Sessions,
+    // logout and wallet claims", "Gates in tokens").
+    assert.deepEqual(doc.scopes_supported, [
+      'openid',
+      'profile',
+      'email',
+      'offline_access',
+      'wallet',
+      'gates',
+    ]);
     assert.deepEqual(doc.subject_types_supported, ['public']);
     assert.deepEqual(doc.id_token_signing_alg_values_supported, ['RS256']);
     assert.ok(doc.claims_supported.includes('preferred_username'));

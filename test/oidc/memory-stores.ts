@@ -3,6 +3,7 @@ import type { AppContext } from '../../src/context.js';
 import type { Clock } from '../../src/lib/clock.js';
 import { Encryptor } from '../../src/lib/encryption.js';
 import type { Client } from '../../src/oidc/clients.js';
+import { unwiredGatePolicies } from '../../src/oidc/gates.js';
 import { KeyStore } from '../../src/oidc/keys.js';
 import type {
   AuthorizationCodeRow,
@@ -24,28 +25,40 @@ export interface MemoryData {
   clients: Map<string, Client>;
   codes: Map<string, AuthorizationCodeRow>;
   refresh: Map<string, RefreshTokenRow>;
-  access: Map<string, { familyId: string; clientId: string; userId: string; expiresAt: Date }>;
+  access: Map<
+    string,
+    { familyId: string; clientId: string; userId: string; expiresAt: Date; sessionId?: string | null }
+  >;
   revoked: Map<string, Date>;
   devices: Map<string, DeviceRow>;
   consent: Map<string, ConsentGrantRow>;
   keys: SigningKeyRow[];
   users: Map<string, UserProfileRow & { deleted?: boolean }>;
+  wallets?: Map<string, Array<{ address: string; isPrimary: boolean }>>;
   /** Every mutation recorded, and every batched token event. */
   mutations: Mutation[];
   tokenEvents: TokenEvent[];
   activity: Array<{ userId: string; ip?: string }>;
 }
 
-const matches = (row: { family_id: string; user_id: string; client_id: string }, f: FamilyFilter) =>
+const matches = (
+  row: { family_id: string; user_id: string; client_id: string; session_id?: string | null },
+  f: FamilyFilter,
+) =>
   (!f.familyId || row.family_id === f.familyId) &&
   (!f.userId || row.user_id === f.userId) &&
-  (!f.clientId || row.client_id === f.clientId);
+  (!f.clientId || row.client_id === f.clientId) &&
+  (!f.sessionId || row.session_id === f.sessionId);
 
 function signingKeys(data: MemoryData): SigningKeyStore {
   const store: SigningKeyStore = {
     list: async () => [...data.keys].sort((a, b) => b.created_at.getTime() - a.created_at.getTime()),
     withCreationLock: (fn) => fn(store),
     async insert(row) {
+      data.keys.push({ ...row, retired_at: null });
+    },
+    async insertScheduled(row) {
+      for (const k of data.keys) k.retired_at ??= row.activates_at;
       data.keys.push({ ...row, retired_at: null });
     },
   };
@@ -57,7 +70,12 @@ function revocations(data: MemoryData): EngineStores['revocations'] {
     for (const row of data.refresh.values())
       if (!row.revoked_at && matches(row, filter)) row.revoked_at = now;
     for (const [jti, a] of data.access) {
-      const row = { family_id: a.familyId, user_id: a.userId, client_id: a.clientId };
+      const row = {
+        family_id: a.familyId,
+        user_id: a.userId,
+        client_id: a.clientId,
+        session_id: a.sessionId,
+      };
       if (a.expiresAt > now && matches(row, filter) && !data.revoked.has(jti))
         data.revoked.set(jti, a.expiresAt);
     }
@@ -107,6 +125,7 @@ function devices(data: MemoryData): EngineStores['devices'] {
       const row = pending(hash, now);
       if (!row) return false;
       row.status = decision.status;
+      if (decision.status === 'denied') row.denial = decision.denial ?? null;
       if (decision.status === 'approved') {
         row.user_id = decision.userId;
         row.auth_time = decision.authTime;
@@ -244,6 +263,7 @@ export function memoryStores(): { stores: EngineStores; data: MemoryData } {
         const u = data.users.get(userId);
         return !!u && !u.deleted;
       },
+      wallets: async (userId) => data.wallets?.get(userId) ?? [],
       async recordDeviceAuthorized(input) {
         data.activity.push(input);
       },
@@ -257,7 +277,12 @@ export function memoryStores(): { stores: EngineStores; data: MemoryData } {
         data.tokenEvents.push(e);
       },
     },
+    // Sessions are sign-in's (signin-memory-stores.ts); the engine's unit tests have none.
+    sessionClients: { record: async () => {}, takeForClient: async () => [] },
+    logoutDeliveries: { enqueue: async () => {} },
     introspectors: [],
+    gatedScopes: { ofBrand: async () => new Map() },
+    gatePolicies: unwiredGatePolicies,
   };
   return { stores, data };
 }

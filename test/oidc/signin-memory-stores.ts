@@ -23,7 +23,10 @@ import type {
  */
 export class MemorySigninStores implements SigninStores {
   readonly interactionRows = new Map<string, InteractionRow>();
-  readonly sessionRows = new Map<string, StoredSession & { tokenHash: string; expiresAt: Date }>();
+  readonly sessionRows = new Map<
+    string,
+    StoredSession & { tokenHash: string; expiresAt: Date; createdAt: Date; lastSeenAt?: Date }
+  >();
   readonly challengeRows = new Map<string, WalletChallengeRow>();
   readonly stateRows = new Map<string, ProviderStateRow>();
   readonly users = new Map<string, UserRow>();
@@ -70,6 +73,39 @@ export class MemorySigninStores implements SigninStores {
           return { id: s.id, userId: s.userId, brandId: s.brandId, authTime: s.authTime };
       }
       return null;
+    },
+    find: async (id, now) => {
+      const s = this.sessionRows.get(id);
+      return s && s.expiresAt > now
+        ? { id: s.id, userId: s.userId, brandId: s.brandId, authTime: s.authTime }
+        : null;
+    },
+    renew: async (id, f) => {
+      const s = this.sessionRows.get(id);
+      if (!s) return false;
+      Object.assign(s, {
+        tokenHash: f.tokenHash,
+        authTime: f.authTime,
+        lastSeenAt: f.now,
+        userAgent: f.userAgent,
+        ip: f.ip,
+      });
+      return true;
+    },
+    touch: async (id, now) => {
+      const s = this.sessionRows.get(id);
+      if (s) s.lastSeenAt = now;
+    },
+    listOfUser: async () => [],
+    idsOfUser: async (userId) =>
+      [...this.sessionRows.values()].filter((s) => s.userId === userId).map((s) => s.id),
+    end: async (ids) => {
+      const ended = ids.flatMap((id) => {
+        const s = this.sessionRows.get(id);
+        return s ? [{ id, userId: s.userId, brandId: s.brandId, authTime: s.authTime, clientIds: [] }] : [];
+      });
+      for (const id of ids) this.sessionRows.delete(id);
+      return ended;
     },
     deleteByToken: async (tokenHash, brandId) => {
       deleteWhere(this.sessionRows, (s) => s.tokenHash === tokenHash && s.brandId === brandId);

@@ -108,7 +108,7 @@ describe('wallet sign-in on the in-memory sign-in stores', () => {
     assert.deepEqual(h.signIns, ['wallet:succeeded']);
   });
 
-  it('a second sign-in with the same wallet reaches the same user and replaces the session', async () => {
+  it('a second sign-in with the same wallet reaches the same user and renews the session: same id, new cookie', async () => {
     const wallet = createTestWallet();
     const first = await openInteraction(h);
     const c1 = await walletChallenge(h.ctx, first, wallet.address);
@@ -122,8 +122,9 @@ describe('wallet sign-in on the in-memory sign-in stores', () => {
 
     assert.equal(h.stores.users.size, 1);
     assert.equal(after?.userId, before?.userId);
-    assert.notEqual(after?.id, before?.id);
-    assert.equal(h.stores.sessionRows.size, 1, 'the previous session of the brand is gone');
+    assert.equal(after?.id, before?.id, 'the sid apps hold stays');
+    assert.notEqual(after?.token, before?.token, 'the cookie is fresh');
+    assert.equal(h.stores.sessionRows.size, 1, 'one session of the brand');
   });
 
   it('a replayed proof is refused with replayed_nonce and recorded against the wallet’s account', async () => {

@@ -19,6 +19,7 @@ const HOSTED_PAGES = [
   'GET /docs/swagger-ui.css',
   'GET /docs/swagger-ui-bundle.js',
   'GET /signin/:id',
+  'GET /signin/:id/unmet',
   'GET /device',
   'GET /interactions/:id/providers/:type',
   'GET /oauth/:type/:oauthCallbackId/callback',

@@ -34,6 +34,8 @@ let browser: Browser;
 let sunny: SeededClient;
 let night: SeededClient;
 let tv: SeededClient;
+/** Requires a gate policy no wallet passes (its one gate is off: no RPC is asked). */
+let members: SeededClient;
 let extras: FastifyInstance;
 let extrasBase: string;
 /** The keys behind the fake wallets of the page being driven. */
@@ -60,11 +62,18 @@ before(async () => {
     orgId: sunny.orgId,
     grantTypes: ['authorization_code', DEVICE_GRANT],
   });
+  members = await seedClient(t, {
+    brandId: sunny.brandId,
+    orgId: sunny.orgId,
+    redirectUris: [`${APP_ORIGIN}/callback`],
+  });
+  await requireGatePolicy(members);
   // Names people would see, a logo and a support address for Sunny, so its pages show them.
   for (const [client, name] of [
     [sunny, 'Sunny Shop'],
     [night, 'Night Owl Notes'],
     [tv, 'Sunny TV'],
+    [members, 'Sunny Lounge'],
   ] as const)
     await t.ctx.db.updateTable('apps').set({ name }).where('id', '=', client.appId).execute();
   const logoId = newId('file_');
@@ -330,6 +339,45 @@ async function colours(page: Page, selector: string): Promise<{ color: string; b
 
 // ---- Flows ----
 
+/** A disabled gate, a policy of it and `client` requiring that policy (DESIGN §3 "Gates in tokens"). */
+async function requireGatePolicy(client: SeededClient) {
+  const now = t.clock.now();
+  const gateId = newId('gate_');
+  const policyId = newId('gpol_');
+  await t.ctx.db
+    .insertInto('token_gates')
+    .values({
+      id: gateId,
+      org_id: client.orgId,
+      name: 'Sun token',
+      description: null,
+      mint_address: createTestWallet().address,
+      min_holdings: '100',
+      enabled: false,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  await t.ctx.db
+    .insertInto('gate_policies')
+    .values({
+      id: policyId,
+      org_id: client.orgId,
+      name: 'Sun holders',
+      description: 'Hold the Sun token in a wallet linked to your account.',
+      rule: JSON.stringify({ gate: gateId }),
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  await t.ctx.db.insertInto('gate_policy_gates').values({ policy_id: policyId, gate_id: gateId }).execute();
+  await t.ctx.db
+    .updateTable('apps')
+    .set({ required_gate_policy_id: policyId })
+    .where('id', '=', client.appId)
+    .execute();
+}
+
 async function startSignin(s: Session, client: SeededClient, extra: Record<string, string> = {}) {
   const state = `st-${randomAlphanumeric(8)}`;
   await s.page.goto(`${base}/oauth2/authorize?${authorizeQuery(client, { state, ...extra })}`);
@@ -452,6 +500,39 @@ describe('hosted pages in headless Chromium', () => {
       await s.page.getByRole('button', { name: 'Allow' }).waitFor();
       const who = signers.standard.address;
       assert.match(await s.page.locator('#signed-in-as').innerText(), new RegExp(`${who.slice(0, 4)}…`));
+    } finally {
+      await s.context.close();
+    }
+  });
+
+  it('an app requiring a gate policy the wallet fails: a page in the policy’s words, back to the app with access_denied', async () => {
+    const s = await open({ phantom: true });
+    try {
+      const { state } = await startSignin(s, members);
+      await signInWith(s.page, 'Phantom');
+      await s.page.waitForURL(/\/signin\/[A-Za-z0-9]+\/unmet$/);
+      await assertVisible(
+        s.page.getByRole('heading', { name: "You can't sign in to Sunny Lounge with this account" }),
+      );
+      await assertVisible(s.page.getByRole('heading', { name: 'What Sunny Lounge requires' }));
+      await assertVisible(s.page.getByText('Hold the Sun token in a wallet linked to your account.'));
+      await inspect(s.page, 'gate-requirement');
+      await Promise.all([
+        s.page.waitForURL(new RegExp(`^${APP_ORIGIN}/callback\\?`)),
+        s.page.getByRole('link', { name: 'Back to Sunny Lounge' }).click(),
+      ]);
+      const back = new URL(s.page.url());
+      assert.equal(back.searchParams.get('error'), 'access_denied');
+      assert.equal(
+        back.searchParams.get('error_description'),
+        "wallet does not meet the app's access requirements",
+      );
+      assert.equal(back.searchParams.get('state'), state);
+      // The page answers 403 on purpose (the browser logs the status); nothing else went wrong.
+      assert.deepEqual(
+        s.errors.filter((e) => !e.includes('status of 403')),
+        [],
+      );
     } finally {
       await s.context.close();
     }

@@ -8,6 +8,7 @@ export interface SignedIn {
   userId: string;
   accessToken: string;
   refreshToken: string;
+  idToken: string;
   jar: Record<string, string>;
 }
 
@@ -15,15 +16,22 @@ export interface SignedIn {
  * Signs `wallet` in to `client` through the public flow (authorize, hosted wallet sign-in, consent,
  * code exchange) and returns the tokens, as an app would hold them.
  */
-export async function signInToApp(t: TestApp, client: SeededClient, wallet: TestWallet): Promise<SignedIn> {
+export async function signInToApp(
+  t: TestApp,
+  client: SeededClient,
+  wallet: TestWallet,
+  browser: Record<string, string> = {},
+  params: Record<string, string> = {},
+): Promise<SignedIn> {
   const { verifier, challenge } = pkce();
   const start = await t.app.inject({
     method: 'GET',
-    url: `/oauth2/authorize?${authorizeQuery(client, { scope: 'openid profile offline_access' }, challenge)}`,
+    url: `/oauth2/authorize?${authorizeQuery(client, { scope: 'openid profile offline_access', ...params }, challenge)}`,
+    headers: { cookie: cookieHeader(browser) },
   });
   const id = /\/signin\/([A-Za-z0-9]+)$/.exec(String(start.headers.location))?.[1];
   assert.ok(id, `authorize: ${start.statusCode} ${start.headers.location ?? start.body}`);
-  const { res, jar } = await walletSignIn(t, id, wallet);
+  const { res, jar } = await walletSignIn(t, id, wallet, browser);
   assert.equal(res.statusCode, 200, res.body);
   let redirectTo: string | undefined = res.json().redirectTo;
   if (res.json().step === 'consent') {
@@ -58,6 +66,7 @@ export async function signInToApp(t: TestApp, client: SeededClient, wallet: Test
     userId: String(decodeJwt(body.access_token).sub),
     accessToken: body.access_token,
     refreshToken: body.refresh_token,
+    idToken: body.id_token,
     jar,
   };
 }

@@ -1471,10 +1471,12 @@ export interface paths {
         post?: never;
         /**
          * Delete a gate policy
-         * @description - **Credentials:** a console access token or a user API key.
+         * @description A policy that a brand scope or an app names cannot be deleted: 409 `conflict`.
+         *
+         *     - **Credentials:** a console access token or a user API key.
          *     - **Permission:** `org.tokenGates.edit` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
          *     - **Rate limit:** 30 per minute (`tokenGateWrite`).
-         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         *     - **Errors:** 400, 401, 403, 404, 409, 429 (see the responses).
          */
         delete: operations["deleteGatePolicy"];
         options?: never;
@@ -1829,6 +1831,7 @@ export interface paths {
          * @description Results are wallet-major in input order. Each request spends wallets × gates of the per-IP budget (6,000 a minute); balances share the single check’s cache, and what is missing is read in batches.
          *
          *     - **Rate limit:** 6000 per minute (`gateBulkCheck`).
+         *     - **Rate limit:** 2000 per minute (`gateAttest`).
          *     - **Errors:** 400, 404, 429, 502, 504 (see the responses).
          */
         post: operations["checkTokenGatesBulk"];
@@ -2199,14 +2202,21 @@ export interface paths {
         };
         /**
          * Start a sign-in (OAuth 2.0 authorization code with PKCE)
-         * @description Redirects (302) to the hosted sign-in, or back to `redirect_uri` with `code` and `state` (or an OAuth error). An unknown client or redirect URI is never redirected: 400, as JSON when the caller asks for it, else an HTML page. Public apps must send PKCE (`S256`).
+         * @description Redirects (302) to the hosted sign-in, or back to `redirect_uri` with `code` and `state` (or an OAuth error). An unknown client or redirect URI is never redirected: 400, as JSON when the caller asks for it, else an HTML page. Public apps must send PKCE (`S256`). `request` and `request_uri` are refused (`request_not_supported`, `request_uri_not_supported`); `id_token_hint` must name the signed-in user (else `login_required` with `prompt=none`, or a fresh sign-in). POST takes the same parameters as a form body.
          *
          *     - **Rate limit:** 60 per minute (`authorize`).
          *     - **Errors:** 400, 429 (see the responses).
          */
         get: operations["authorize"];
         put?: never;
-        post?: never;
+        /**
+         * Start a sign-in, parameters as a form (OpenID Connect Core §3.1.2.1)
+         * @description Redirects (302) to the hosted sign-in, or back to `redirect_uri` with `code` and `state` (or an OAuth error). An unknown client or redirect URI is never redirected: 400, as JSON when the caller asks for it, else an HTML page. Public apps must send PKCE (`S256`). `request` and `request_uri` are refused (`request_not_supported`, `request_uri_not_supported`); `id_token_hint` must name the signed-in user (else `login_required` with `prompt=none`, or a fresh sign-in). POST takes the same parameters as a form body.
+         *
+         *     - **Rate limit:** 60 per minute (`authorize`).
+         *     - **Errors:** 400, 429 (see the responses).
+         */
+        post: operations["authorizePost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2226,7 +2236,7 @@ export interface paths {
          * Start a device sign-in (RFC 8628)
          * @description Answers `device_code`, `user_code` and the verification URIs; poll `/oauth2/token` with the device code.
          *
-         *     - **Errors:** 400, 401, 429 (see the responses).
+         *     - **Errors:** 400, 401, 429, 503 (see the responses).
          */
         post: operations["deviceAuthorize"];
         delete?: never;
@@ -2248,9 +2258,39 @@ export interface paths {
          * Introspect a token (RFC 7662)
          * @description An app sees only its own tokens (and its brand's); anything else is `{ "active": false }`.
          *
-         *     - **Errors:** 400, 401, 429 (see the responses).
+         *     - **Errors:** 400, 401, 429, 503 (see the responses).
          */
         post: operations["introspectToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth2/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign out (OpenID RP-Initiated Logout)
+         * @description Ends the browser's session of the app's brand (every session of the browser when neither `id_token_hint` nor `client_id` is sent), revokes the refresh and access tokens issued in it and sends back-channel logout tokens to the apps that were signed in through it. Then 302 to `post_logout_redirect_uri` with `state`, or the signed-out page. An unregistered `post_logout_redirect_uri`, an unknown client or an `id_token_hint` this service did not issue is an HTML page with status 400 and ends nothing.
+         *
+         *     - **Rate limit:** 60 per minute (`authorize`).
+         *     - **Errors:** 400, 429 (see the responses).
+         */
+        get: operations["endSession"];
+        put?: never;
+        /**
+         * Sign out by a form post (OpenID RP-Initiated Logout)
+         * @description Ends the browser's session of the app's brand (every session of the browser when neither `id_token_hint` nor `client_id` is sent), revokes the refresh and access tokens issued in it and sends back-channel logout tokens to the apps that were signed in through it. Then 302 to `post_logout_redirect_uri` with `state`, or the signed-out page. An unregistered `post_logout_redirect_uri`, an unknown client or an `id_token_hint` this service did not issue is an HTML page with status 400 and ends nothing.
+         *
+         *     - **Rate limit:** 60 per minute (`authorize`).
+         *     - **Errors:** 400, 429 (see the responses).
+         */
+        post: operations["endSessionPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2270,7 +2310,7 @@ export interface paths {
          * Revoke a refresh or access token (RFC 7009)
          * @description Answers 200 with an empty body whether or not the token was known.
          *
-         *     - **Errors:** 400, 401, 429 (see the responses).
+         *     - **Errors:** 400, 401, 429, 503 (see the responses).
          */
         post: operations["revokeToken"];
         delete?: never;
@@ -2292,7 +2332,7 @@ export interface paths {
          * Exchange a code, a refresh token, client credentials or a device code for tokens
          * @description Grant types: `authorization_code` (with `code_verifier`), `refresh_token` (rotated on use; a reused one revokes the grant), `client_credentials` (confidential apps) and `urn:ietf:params:oauth:grant-type:device_code`. OAuth errors: `invalid_request`, `invalid_client` (401), `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`, `authorization_pending`, `slow_down`, `expired_token`, `access_denied`.
          *
-         *     - **Errors:** 400, 401, 429 (see the responses).
+         *     - **Errors:** 400, 401, 429, 503 (see the responses).
          */
         post: operations["token"];
         delete?: never;
@@ -2352,7 +2392,7 @@ export interface paths {
         };
         /**
          * The signed-in user's claims (OpenID Connect UserInfo)
-         * @description Claims by the token's scopes: `sub`; `profile` adds the username and picture; `wallet` the wallets.
+         * @description Claims by the token's scopes: `sub`; `profile` adds the username and picture; `wallet` the wallets (`wallet_address`, `wallets`). POST also takes the token as the form field `access_token` instead of the header.
          *
          *     - **Rate limit:** 60 per minute (`userinfo`).
          *     - **Errors:** 401, 429 (see the responses).
@@ -2361,10 +2401,10 @@ export interface paths {
         put?: never;
         /**
          * The signed-in user's claims (OpenID Connect UserInfo)
-         * @description Claims by the token's scopes: `sub`; `profile` adds the username and picture; `wallet` the wallets.
+         * @description Claims by the token's scopes: `sub`; `profile` adds the username and picture; `wallet` the wallets (`wallet_address`, `wallets`). POST also takes the token as the form field `access_token` instead of the header.
          *
          *     - **Rate limit:** 60 per minute (`userinfo`).
-         *     - **Errors:** 401, 429 (see the responses).
+         *     - **Errors:** 400, 401, 429 (see the responses).
          */
         post: operations["postUserinfo"];
         delete?: never;
@@ -2773,6 +2813,56 @@ export interface paths {
         patch: operations["updateWallet"];
         trace?: never;
     };
+    "/users/me/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's sessions on every brand
+         * @description `current` is true for the session whose cookie came with the request (false on bearer-only calls).
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **API key scope:** `users:read` when the key has scopes.
+         *     - **Rate limit:** 60 per minute (`usersMeRead`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        get: operations["listMySessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/me/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of the caller’s sessions
+         * @description Ends it as logout does: the tokens issued in it are revoked and the apps signed in through it get back-channel logout tokens. Another user’s session is 404.
+         *
+         *     - **Credentials:** a console access token or a user API key.
+         *     - **API key scope:** `users:write` when the key has scopes.
+         *     - **Rate limit:** 30 per minute (`usersMeWrite`).
+         *     - **Errors:** 400, 401, 403, 404, 429 (see the responses).
+         */
+        delete: operations["endMySession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users/me/system-permissions": {
         parameters: {
             query?: never;
@@ -2887,6 +2977,7 @@ export interface components {
         App: {
             allowedGrantTypes: string[];
             allowedScopes: string[];
+            backchannelLogoutUri: string | null;
             brand: string;
             clientId: string;
             createdAt: string;
@@ -2896,13 +2987,16 @@ export interface components {
             isConfidential: boolean;
             name: string;
             org: string;
+            postLogoutRedirectUris: string[];
             redirectUris: string[];
+            requiredGatePolicyId: string | null;
             type: string;
             updatedAt: string;
         };
         AppCreated: {
             allowedGrantTypes: string[];
             allowedScopes: string[];
+            backchannelLogoutUri: string | null;
             brand: string;
             clientId: string;
             clientSecret?: string;
@@ -2913,7 +3007,9 @@ export interface components {
             isConfidential: boolean;
             name: string;
             org: string;
+            postLogoutRedirectUris: string[];
             redirectUris: string[];
+            requiredGatePolicyId: string | null;
             type: string;
             updatedAt: string;
         };
@@ -2960,6 +3056,8 @@ export interface components {
         };
         BulkCheckResult: {
             results: {
+                /** @description Only with `attest=true`: a compact JWS (RS256, `typ` gate-attestation+jwt, `kid` in the JWKS) with claims iss, sub (wallet), gate or policy, org, has_access, (for a gate) balance and reason, iat, exp = iat + 300. */
+                attestation?: string;
                 balance: string | null;
                 gateId: string;
                 hasAccess: boolean;
@@ -2968,6 +3066,8 @@ export interface components {
             }[];
         };
         CheckResult: {
+            /** @description Only with `attest=true`: a compact JWS (RS256, `typ` gate-attestation+jwt, `kid` in the JWKS) with claims iss, sub (wallet), gate or policy, org, has_access, (for a gate) balance and reason, iat, exp = iat + 300. */
+            attestation?: string;
             balance: string | null;
             hasAccess: boolean;
             reason: ("insufficientBalance" | "gateDisabled" | "walletNotFound") | null;
@@ -3189,6 +3289,8 @@ export interface components {
             updatedAt: string;
         };
         PolicyCheckResult: {
+            /** @description Only with `attest=true`: a compact JWS (RS256, `typ` gate-attestation+jwt, `kid` in the JWKS) with claims iss, sub (wallet), gate or policy, org, has_access, (for a gate) balance and reason, iat, exp = iat + 300. */
+            attestation?: string;
             gates: components["schemas"]["PolicyGateResult"][];
             hasAccess: boolean;
         };
@@ -3224,6 +3326,7 @@ export interface components {
         Scope: {
             createdAt: string;
             description: string;
+            gatePolicyId: string | null;
             name: string;
         };
         ScopeList: {
@@ -3275,6 +3378,18 @@ export interface components {
             isPrimary: boolean;
             label?: string;
             lastUsedAt?: string;
+        };
+        UserSession: {
+            brand: string;
+            createdAt: string;
+            current: boolean;
+            id: string;
+            ip?: string;
+            lastSeenAt: string;
+            userAgent?: string;
+        };
+        UserSessions: {
+            items: components["schemas"]["UserSession"][];
         };
         WalletChallenge: {
             expiresAt: string;
@@ -3463,6 +3578,15 @@ export interface components {
         };
         /** @description Internal Server Error: an OAuth error (`error`, `error_description`). */
         OAuthError500: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description Service Unavailable: an OAuth error (`error`, `error_description`). */
+        OAuthError503: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3977,10 +4101,13 @@ export interface operations {
                 "application/json": {
                     allowedGrantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                     allowedScopes: string[];
+                    backchannelLogoutUri?: string | null;
                     description?: string | null;
                     isConfidential?: boolean;
                     name: string;
+                    postLogoutRedirectUris?: string[];
                     redirectUris?: string[];
+                    requiredGatePolicyId?: string | null;
                     /** @enum {unknown} */
                     type: "web" | "spa" | "native" | "m2m" | "agent";
                 };
@@ -4080,10 +4207,13 @@ export interface operations {
                 "application/json": {
                     allowedGrantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                     allowedScopes?: string[];
+                    backchannelLogoutUri?: string | null;
                     description?: string | null;
                     enabled?: boolean;
                     name?: string;
+                    postLogoutRedirectUris?: string[];
                     redirectUris?: string[];
+                    requiredGatePolicyId?: string | null;
                 };
             };
         };
@@ -4322,6 +4452,7 @@ export interface operations {
             content: {
                 "application/json": {
                     description: string;
+                    gatePolicyId?: string | null;
                     name: string;
                 };
             };
@@ -4418,7 +4549,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    description: string;
+                    description?: string;
+                    gatePolicyId?: string | null;
                 };
             };
         };
@@ -5968,10 +6100,13 @@ export interface operations {
                 "application/json": {
                     allowedGrantTypes: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                     allowedScopes: string[];
+                    backchannelLogoutUri?: string | null;
                     description?: string | null;
                     isConfidential?: boolean;
                     name: string;
+                    postLogoutRedirectUris?: string[];
                     redirectUris?: string[];
+                    requiredGatePolicyId?: string | null;
                     /** @enum {unknown} */
                     type: "web" | "spa" | "native" | "m2m" | "agent";
                 };
@@ -6071,10 +6206,13 @@ export interface operations {
                 "application/json": {
                     allowedGrantTypes?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
                     allowedScopes?: string[];
+                    backchannelLogoutUri?: string | null;
                     description?: string | null;
                     enabled?: boolean;
                     name?: string;
+                    postLogoutRedirectUris?: string[];
                     redirectUris?: string[];
+                    requiredGatePolicyId?: string | null;
                 };
             };
         };
@@ -6313,6 +6451,7 @@ export interface operations {
             content: {
                 "application/json": {
                     description: string;
+                    gatePolicyId?: string | null;
                     name: string;
                 };
             };
@@ -6409,7 +6548,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    description: string;
+                    description?: string;
+                    gatePolicyId?: string | null;
                 };
             };
         };
@@ -8937,6 +9077,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };
@@ -11368,6 +11509,8 @@ export interface operations {
     checkGatePolicy: {
         parameters: {
             query: {
+                /** @description With `true`, the answer carries `attestation`: a JWS of the answer signed with the issuer’s key (verify it with the JWKS). */
+                attest?: "true";
                 refresh?: "true";
                 walletAddress: string;
             };
@@ -11940,6 +12083,8 @@ export interface operations {
     checkTokenGate: {
         parameters: {
             query: {
+                /** @description With `true`, the answer carries `attestation`: a JWS of the answer signed with the issuer’s key (verify it with the JWKS). */
+                attest?: "true";
                 refresh?: "true";
                 walletAddress: string;
             };
@@ -11971,7 +12116,10 @@ export interface operations {
     };
     checkTokenGatesBulk: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description With `true`, the answer carries `attestation`: a JWS of the answer signed with the issuer’s key (verify it with the JWKS). */
+                attest?: "true";
+            };
             header?: never;
             path: {
                 orgSlug: string;
@@ -12617,7 +12765,11 @@ export interface operations {
                 /** @description base64url SHA-256 of the verifier; required for public apps */
                 code_challenge?: string;
                 code_challenge_method?: "S256";
+                /** @description an ID token of the user expected to be signed in */
+                id_token_hint?: string;
                 login_hint?: string;
+                /** @description seconds; an older sign-in is asked again */
+                max_age?: string;
                 nonce?: string;
                 /** @description none, login, consent or select_account */
                 prompt?: string;
@@ -12628,12 +12780,49 @@ export interface operations {
                 /** @description space-separated; must include `openid` */
                 scope: string;
                 state?: string;
+                ui_locales?: string;
             };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description Found */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request: an OAuth error (`error`, `error_description`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["OAuthError429"];
+            500: components["responses"]["OAuthError500"];
+        };
+    };
+    authorizePost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: string | string[];
+                };
+            };
+        };
         responses: {
             /** @description Found */
             302: {
@@ -12695,6 +12884,7 @@ export interface operations {
             401: components["responses"]["OAuthError401"];
             429: components["responses"]["OAuthError429"];
             500: components["responses"]["OAuthError500"];
+            503: components["responses"]["OAuthError503"];
         };
     };
     introspectToken: {
@@ -12740,6 +12930,129 @@ export interface operations {
             401: components["responses"]["OAuthError401"];
             429: components["responses"]["OAuthError429"];
             500: components["responses"]["OAuthError500"];
+            503: components["responses"]["OAuthError503"];
+        };
+    };
+    endSession: {
+        parameters: {
+            query?: {
+                /** @description the app, when no id_token_hint is sent */
+                client_id?: string;
+                /** @description an ID token this service issued to the app (an expired one is fine) */
+                id_token_hint?: string;
+                /** @description who is signing out (informational) */
+                logout_hint?: string;
+                /** @description one of the app's postLogoutRedirectUris, exactly */
+                post_logout_redirect_uri?: string;
+                /** @description returned on the post-logout redirect */
+                state?: string;
+                /** @description the signed-out page's preferred languages */
+                ui_locales?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the signed-out page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Found */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a POST that brought no session cookie (a cross-site form post: SameSite=Lax cookies stay behind) is answered with a GET of the same request, which a top-level navigation sends them with */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description the error page: nothing was ended */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["OAuthError429"];
+            500: components["responses"]["OAuthError500"];
+        };
+    };
+    endSessionPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description the app, when no id_token_hint is sent */
+                    client_id?: string;
+                    /** @description an ID token this service issued to the app (an expired one is fine) */
+                    id_token_hint?: string;
+                    /** @description who is signing out (informational) */
+                    logout_hint?: string;
+                    /** @description one of the app's postLogoutRedirectUris, exactly */
+                    post_logout_redirect_uri?: string;
+                    /** @description returned on the post-logout redirect */
+                    state?: string;
+                    /** @description the signed-out page's preferred languages */
+                    ui_locales?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the signed-out page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Found */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a POST that brought no session cookie (a cross-site form post: SameSite=Lax cookies stay behind) is answered with a GET of the same request, which a top-level navigation sends them with */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description the error page: nothing was ended */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["OAuthError429"];
+            500: components["responses"]["OAuthError500"];
         };
     };
     revokeToken: {
@@ -12773,6 +13086,7 @@ export interface operations {
             401: components["responses"]["OAuthError401"];
             429: components["responses"]["OAuthError429"];
             500: components["responses"]["OAuthError500"];
+            503: components["responses"]["OAuthError503"];
         };
     };
     token: {
@@ -12821,6 +13135,7 @@ export interface operations {
             401: components["responses"]["OAuthError401"];
             429: components["responses"]["OAuthError429"];
             500: components["responses"]["OAuthError500"];
+            503: components["responses"]["OAuthError503"];
         };
     };
     getOpenApiDocument: {
@@ -12890,6 +13205,15 @@ export interface operations {
                         picture?: string;
                         preferred_username?: string;
                         sub: string;
+                        /** @description the primary Solana address (`wallet` scope) */
+                        wallet_address?: string;
+                        /** @description every linked wallet, `[]` when none (`wallet` scope) */
+                        wallets?: {
+                            address: string;
+                            /** @constant */
+                            chain: "solana";
+                            isPrimary: boolean;
+                        }[];
                     };
                 };
             };
@@ -12905,7 +13229,13 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    access_token?: string;
+                };
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -12919,9 +13249,19 @@ export interface operations {
                         picture?: string;
                         preferred_username?: string;
                         sub: string;
+                        /** @description the primary Solana address (`wallet` scope) */
+                        wallet_address?: string;
+                        /** @description every linked wallet, `[]` when none (`wallet` scope) */
+                        wallets?: {
+                            address: string;
+                            /** @constant */
+                            chain: "solana";
+                            isPrimary: boolean;
+                        }[];
                     };
                 };
             };
+            400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -13531,6 +13871,58 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["UserPublicKey"];
                 };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    listMySessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSessions"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    endMySession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];

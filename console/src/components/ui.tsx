@@ -41,6 +41,48 @@ export function Field(
   );
 }
 
+/** A labelled select with its hint and the API's (or the form's) message, like `Field`. */
+export function SelectField(props: {
+  label: string;
+  name: string;
+  value: string;
+  onChange: (value: string) => void;
+  children: ComponentChildren;
+  hint?: ComponentChildren;
+  error?: string | null;
+  problem?: ApiProblem;
+  disabled?: boolean;
+}) {
+  const id = useId();
+  const message = props.error ?? props.problem?.fields[props.name];
+  const describedBy = [props.hint ? `${id}-hint` : '', message ? `${id}-error` : '']
+    .filter(Boolean)
+    .join(' ');
+  // The label stands beside the select, not around it: a wrapping label's name would take in the option.
+  return (
+    <div class="select-field">
+      <label for={id}>{props.label}</label>
+      <select
+        id={id}
+        name={props.name}
+        value={props.value}
+        disabled={props.disabled}
+        aria-invalid={message ? true : undefined}
+        aria-describedby={describedBy || undefined}
+        onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}
+      >
+        {props.children}
+      </select>
+      {props.hint && <small id={`${id}-hint`}>{props.hint}</small>}
+      {message && (
+        <small id={`${id}-error`} class="field-error">
+          {message}
+        </small>
+      )}
+    </div>
+  );
+}
+
 /** The API's message for the whole form (fields are shown at their inputs). */
 export function FormProblem({ problem }: { problem?: ApiProblem }) {
   if (!problem) return null;
@@ -100,8 +142,11 @@ export function GuardedButton(
   );
 }
 
-/** Copies text to the clipboard and says so in a live region. */
-export function CopyButton({ text, label }: { text: string; label: string }) {
+/**
+ * Copies text to the clipboard and says so in a live region. `more` completes the button's name for
+ * screen readers where many stand side by side ("Copy JWS" + " of wallet 2 for Holders").
+ */
+export function CopyButton({ text, label, more }: { text: string; label: string; more?: string }) {
   const [done, setDone] = useState(false);
   return (
     <button
@@ -113,6 +158,7 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
       }}
     >
       {done ? 'Copied' : label}
+      {more && <span class="visually-hidden"> {more}</span>}
       <span class="visually-hidden" aria-live="polite">
         {done ? ' copied to the clipboard' : ''}
       </span>

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { ISO_639_1 } from '../../../src/modules/users/languages.js';
@@ -5,7 +6,7 @@ import { api, unwrap } from '../api.js';
 import { forgetSession } from '../auth.js';
 import { Confirm, Empty, Field, FormProblem, LoadError, Loading } from '../components/ui.js';
 import { ImageUpload } from '../components/upload.js';
-import { useAction, useAvailability, useLoad } from '../hooks.js';
+import { type Loaded, useAction, useAvailability, useLoad } from '../hooks.js';
 import { slugProblem } from '../lib/slug.js';
 import { useSession } from '../session.js';
 import { GraceExplanation } from './account-deleted.js';
@@ -21,6 +22,7 @@ export function AccountNav() {
     ['/console/account/sign-in', 'Wallets and sign-in'],
     ['/console/account/api-keys', 'API keys'],
     ['/console/account/apps', 'Connected apps'],
+    ['/console/account/sessions', 'Sessions'],
     ['/console/account/delete', 'Delete account'],
   ];
   return (
@@ -35,6 +37,54 @@ export function AccountNav() {
         ))}
       </ul>
     </nav>
+  );
+}
+
+/**
+ * An account screen that is one loaded list: the tabs, the heading, then loading, error, the empty
+ * message or the table with these column headings and `row` for each item.
+ */
+export function AccountList(props: {
+  title: string;
+  intro: string;
+  what: string;
+  empty: string;
+  list: Loaded<{ items: Json[] }>;
+  columns: string[];
+  row: (item: Json) => ComponentChildren;
+  children?: ComponentChildren;
+}) {
+  const { list } = props;
+  return (
+    <>
+      <AccountNav />
+      <hgroup>
+        <h1>{props.title}</h1>
+        <p>{props.intro}</p>
+      </hgroup>
+      {list.loading && !list.data && <Loading what={props.what} />}
+      {list.error && <LoadError problem={list.error} />}
+      {list.data &&
+        (list.data.items.length === 0 ? (
+          <Empty>{props.empty}</Empty>
+        ) : (
+          <div class="table-wrap">
+            <table class="stack">
+              <thead>
+                <tr>
+                  {props.columns.map((c) => (
+                    <th key={c} scope="col">
+                      {c}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>{list.data.items.map(props.row)}</tbody>
+            </table>
+          </div>
+        ))}
+      {props.children}
+    </>
   );
 }
 
@@ -225,55 +275,36 @@ export function ConnectedApps() {
   const revoke = useAction();
   const [target, setTarget] = useState<Json | null>(null);
   return (
-    <>
-      <AccountNav />
-      <hgroup>
-        <h1>Connected apps</h1>
-        <p>Apps you allowed to use your account, and what they may see. Revoking one signs you out of it.</p>
-      </hgroup>
-      {grants.loading && !grants.data && <Loading what="your apps" />}
-      {grants.error && <LoadError problem={grants.error} />}
-      {grants.data &&
-        (grants.data.items.length === 0 ? (
-          <Empty>You have not allowed any app yet.</Empty>
-        ) : (
-          <div class="table-wrap">
-            <table class="stack">
-              <thead>
-                <tr>
-                  <th scope="col">App</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Allowed</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {grants.data.items.map((g: Json) => (
-                  <tr key={g.id}>
-                    <th scope="row">
-                      <code>{g.app}</code>
-                    </th>
-                    <td data-label="Scopes">{g.scopes.join(', ')}</td>
-                    <td data-label="Allowed">{when(g.updatedAt)}</td>
-                    <td data-label="Actions">
-                      <button
-                        type="button"
-                        class="secondary outline"
-                        aria-label={`Revoke access of ${g.app}`}
-                        onClick={() => {
-                          revoke.clear();
-                          setTarget(g);
-                        }}
-                      >
-                        Revoke
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ))}
+    <AccountList
+      title="Connected apps"
+      intro="Apps you allowed to use your account, and what they may see. Revoking one signs you out of it."
+      what="your apps"
+      empty="You have not allowed any app yet."
+      list={grants}
+      columns={['App', 'Scopes', 'Allowed', 'Actions']}
+      row={(g: Json) => (
+        <tr key={g.id}>
+          <th scope="row">
+            <code>{g.app}</code>
+          </th>
+          <td data-label="Scopes">{g.scopes.join(', ')}</td>
+          <td data-label="Allowed">{when(g.updatedAt)}</td>
+          <td data-label="Actions">
+            <button
+              type="button"
+              class="secondary outline"
+              aria-label={`Revoke access of ${g.app}`}
+              onClick={() => {
+                revoke.clear();
+                setTarget(g);
+              }}
+            >
+              Revoke
+            </button>
+          </td>
+        </tr>
+      )}
+    >
       <Confirm
         open={target !== null}
         title={`Revoke access of ${target?.app ?? ''}?`}
@@ -299,7 +330,7 @@ export function ConnectedApps() {
           tokens stop working. If you use it again it asks for your consent again.
         </p>
       </Confirm>
-    </>
+    </AccountList>
   );
 }
 

@@ -11,6 +11,7 @@ import {
   LoadError,
   Loading,
 } from '../components/ui.js';
+import { PolicyPicker } from '../components/policy-picker.js';
 import { useAction, useLoad } from '../hooks.js';
 import {
   APP_TYPE_DEFAULTS,
@@ -27,7 +28,7 @@ import { BrandNav } from './brands.js';
 // biome-ignore lint/suspicious/noExplicitAny: API shapes come from the generated client
 type Json = any;
 
-const UNIVERSAL_SCOPES = ['openid', 'profile', 'email', 'offline_access', 'wallet'];
+const UNIVERSAL_SCOPES = ['openid', 'profile', 'email', 'offline_access', 'wallet', 'gates'];
 
 /** A secret from a create response, handed to the detail page once and never kept longer. */
 let freshSecret: { clientId: string; secret: string } | null = null;
@@ -121,6 +122,8 @@ interface AppSettings {
   redirectUris: string;
   grants: GrantType[];
   scopes: string[];
+  /** A gate policy id (gpol_…) a linked wallet must pass to sign in; empty for none. */
+  requiredGatePolicyId: string;
 }
 
 /** Redirect URIs, grants and scopes: the part of an app shared by the create and edit forms. */
@@ -199,6 +202,15 @@ function AppSettingsFields(props: {
           <small class="field-error">{props.problem.fields.allowedScopes}</small>
         )}
       </fieldset>
+      <PolicyPicker
+        label="Required gate policy (optional)"
+        name="requiredGatePolicyId"
+        none="None: any user may sign in"
+        value={v.requiredGatePolicyId}
+        hint="Only users with a linked wallet that passes this gate policy can sign in."
+        problem={props.problem}
+        onChange={(id) => set({ ...v, requiredGatePolicyId: id })}
+      />
     </>
   );
 }
@@ -216,6 +228,7 @@ export function CreateApp() {
     redirectUris: '',
     grants: d.grants,
     scopes: d.scopes,
+    requiredGatePolicyId: '',
   });
   const pick = (t: AppType) => {
     setType(t);
@@ -240,6 +253,7 @@ export function CreateApp() {
                   allowedGrantTypes: v.grants,
                   allowedScopes: v.scopes,
                   ...(v.description ? { description: v.description } : {}),
+                  ...(v.requiredGatePolicyId ? { requiredGatePolicyId: v.requiredGatePolicyId } : {}),
                 },
               }),
             ),
@@ -336,6 +350,7 @@ export function AppDetail() {
     redirectUris: a.redirectUris.join('\n'),
     grants: a.allowedGrantTypes as GrantType[],
     scopes: a.allowedScopes,
+    requiredGatePolicyId: a.requiredGatePolicyId ?? '',
   };
   const issuer = window.location.origin;
   return (
@@ -400,6 +415,7 @@ export function AppDetail() {
                     redirectUris: parseUriList(v.redirectUris),
                     allowedGrantTypes: v.grants,
                     allowedScopes: v.scopes,
+                    requiredGatePolicyId: v.requiredGatePolicyId || null,
                   },
                 }),
               ),

@@ -2,6 +2,7 @@ import { useRoute } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api.js';
 import { Empty, Field, FormProblem, GuardedButton, LoadError, Loading } from '../components/ui.js';
+import { PolicyPicker } from '../components/policy-picker.js';
 import { useAction, useLoad } from '../hooks.js';
 import { scopeNameProblem } from '../lib/slug.js';
 import { useOrg } from '../session.js';
@@ -24,6 +25,7 @@ function ScopeRow({
   onChange: () => void;
 }) {
   const [description, setDescription] = useState<string>(s.description);
+  const [policy, setPolicy] = useState<string>(s.gatePolicyId ?? '');
   const save = useAction();
   const del = useAction();
   const usedBy =
@@ -43,7 +45,7 @@ function ScopeRow({
                 unwrap(
                   api.PATCH('/identity/organizations/{orgSlug}/brands/{brandSlug}/scopes/{name}', {
                     params: { path: { ...path, name: s.name } },
-                    body: { description },
+                    body: { description, gatePolicyId: policy || null },
                   }),
                 ),
               )
@@ -59,11 +61,20 @@ function ScopeRow({
             problem={save.problem}
             onInput={(e) => setDescription((e.target as HTMLInputElement).value)}
           />
+          <PolicyPicker
+            label={`Gate policy of ${s.name}`}
+            name="gatePolicyId"
+            none="None"
+            value={policy}
+            disabled={Boolean(deny)}
+            problem={save.problem}
+            onChange={setPolicy}
+          />
           <GuardedButton
             type="submit"
             class="secondary"
             denied={deny}
-            disabled={description === s.description}
+            disabled={description === s.description && policy === (s.gatePolicyId ?? '')}
           >
             Save
           </GuardedButton>
@@ -123,6 +134,7 @@ export function Scopes() {
   const create = useAction();
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
+  const [gatePolicyId, setGatePolicyId] = useState('');
   const deny = o.deny('org.scopes.edit');
   const nameError = name ? scopeNameProblem(name) : null;
   return (
@@ -131,8 +143,9 @@ export function Scopes() {
       <hgroup>
         <h1>Scopes</h1>
         <p>
-          The brand's own scopes, beside openid, profile, email and offline_access. Users see the description
-          on the consent screen.
+          The brand's own scopes, beside openid, profile, email, offline_access, wallet and gates. Users see
+          the description on the consent screen. A scope with a gate policy is granted only while a linked
+          wallet of the user passes it.
         </p>
       </hgroup>
       {scopes.loading && !scopes.data && <Loading what="scopes" />}
@@ -173,13 +186,14 @@ export function Scopes() {
             unwrap(
               api.POST('/identity/organizations/{orgSlug}/brands/{brandSlug}/scopes', {
                 params: { path },
-                body: { name, description },
+                body: { name, description, ...(gatePolicyId ? { gatePolicyId } : {}) },
               }),
             ),
           );
           if (ok) {
             setName('');
             setDescription('');
+            setGatePolicyId('');
             await scopes.reload();
           }
         }}
@@ -203,6 +217,15 @@ export function Scopes() {
             value={description}
             problem={create.problem}
             onInput={(e) => setDescription((e.target as HTMLInputElement).value)}
+          />
+          <PolicyPicker
+            label="Gate policy (optional)"
+            name="gatePolicyId"
+            none="None: granted as usual"
+            value={gatePolicyId}
+            hint="Granted only while one of the user's linked wallets passes this gate policy."
+            problem={create.problem}
+            onChange={setGatePolicyId}
           />
         </fieldset>
         <FormProblem problem={create.problem?.status === 409 ? undefined : create.problem} />

@@ -2,10 +2,26 @@ import './operations.css';
 import { useLocation, useRoute } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
 import { api, unwrap } from '../api.js';
-import { Confirm, Empty, Field, FormProblem, GuardedButton, LoadError, Loading } from '../components/ui.js';
-import { useAction, useLoad } from '../hooks.js';
+import { Attestation } from '../components/attestation.js';
+import { DeleteWithConfirm, Listing, NameFields } from '../components/gate-forms.js';
+import { GateTabs } from '../components/gate-tabs.js';
+import { checkQuery, WalletCheckForm } from '../components/wallet-check.js';
+import { Field, FormProblem, GuardedButton, LoadError, Loading, SelectField } from '../components/ui.js';
+import { type Loaded, useAction, useLoad } from '../hooks.js';
+import {
+  amountInUnit,
+  type GateKind,
+  KINDS,
+  kindLabel,
+  reasonText,
+  SOL_DECIMALS,
+  SOL_MINT,
+} from '../lib/gate-kinds.js';
+import { type GateRule, ruleGates } from '../lib/gate-rules.js';
 import { type ApiProblem, toProblem } from '../lib/problems.js';
 import { addressProblem, rawAmountProblem, toRaw, toTokens } from '../lib/tokens.js';
+import { shortAddress } from '../lib/wallets.js';
+import { usePolicies } from './gate-data.js';
 import { useOrg } from '../session.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: API shapes come from the generated client
@@ -17,12 +33,21 @@ interface Mint {
   program?: string;
 }
 
-/** What the chain says of a mint, looked up once the address is well-formed (null while unknown). */
-function useMint(orgSlug: string, mintAddress: string): { mint: Mint | null; note: string | null } {
+const SOL: Mint = { found: true, decimals: SOL_DECIMALS };
+
+/**
+ * What the chain says of a token gate's mint, looked up once the address is well-formed (null while
+ * unknown). A `sol` gate's unit is the lamport; a collection's is the NFT (no lookup for either).
+ */
+function useMint(
+  orgSlug: string,
+  mintAddress: string,
+  kind: GateKind = 'token',
+): { mint: Mint | null; note: string | null } {
   const [state, setState] = useState<{ mint: Mint | null; note: string | null }>({ mint: null, note: null });
   useEffect(() => {
-    setState({ mint: null, note: null });
-    if (!mintAddress || addressProblem(mintAddress)) return;
+    setState({ mint: kind === 'sol' ? SOL : null, note: null });
+    if (kind !== 'token' || !mintAddress || addressProblem(mintAddress)) return;
     let live = true;
     // Typing settles before asking: the lookup reaches the Solana RPC on a miss.
     const timer = setTimeout(() => {
@@ -43,12 +68,15 @@ function useMint(orgSlug: string, mintAddress: string): { mint: Mint | null; not
       live = false;
       clearTimeout(timer);
     };
-  }, [orgSlug, mintAddress]);
+  }, [orgSlug, mintAddress, kind]);
   return state;
 }
 
 /** "1500000 raw units = 1.5 tokens (6 decimals)" when the mint's decimals are known. */
-function amountHint(raw: string, mint: Mint | null): string {
+function amountHint(raw: string, mint: Mint | null, kind: GateKind): string {
+  if (kind === 'collection') return 'The number of the collection’s NFTs a wallet must hold.';
+  if (kind === 'sol')
+    return `In lamports (1 SOL = 1000000000 lamports).${raw && !rawAmountProblem(raw) ? ` ${amountInUnit('sol', raw)}.` : ''}`;
   const base = 'In raw units (the smallest unit of the token).';
   if (!mint?.found || mint.decimals === undefined || !raw || rawAmountProblem(raw)) return base;
   return `${base} ${raw} = ${toTokens(raw, mint.decimals)} tokens (this mint has ${mint.decimals} decimals).`;
@@ -62,14 +90,17 @@ function AmountFields({
   raw,
   onRaw,
   mint,
+  kind,
   problem,
 }: {
   raw: string;
   onRaw: (raw: string) => void;
   mint: Mint | null;
+  kind: GateKind;
   problem?: ApiProblem;
 }) {
-  const decimals = mint?.found ? mint.decimals : undefined;
+  const decimals = mint?.found && kind !== 'collection' ? mint.decimals : undefined;
+  const unit = kind === 'sol' ? 'SOL' : 'tokens';
   const [tokens, setTokens] = useState<string | null>(null);
   const shown =
     tokens ?? (decimals !== undefined && raw && !rawAmountProblem(raw) ? toTokens(raw, decimals) : '');
@@ -85,7 +116,7 @@ function AmountFields({
         required
         inputMode="numeric"
         value={raw}
-        hint={amountHint(raw, mint)}
+        hint={amountHint(raw, mint, kind)}
         error={rawAmountProblem(raw)}
         problem={problem}
         onInput={(e) => {
@@ -95,7 +126,7 @@ function AmountFields({
       />
       {decimals !== undefined && (
         <Field
-          label="Minimum holdings in tokens"
+          label={`Minimum holdings in ${unit}`}
           name="minTokens"
           inputMode="decimal"
           value={shown}
@@ -144,49 +175,38 @@ export function TokenGates() {
   const deny = o.deny('org.tokenGates.edit');
   return (
     <>
+      <GateTabs current="gates" />
       <hgroup>
         <h1>Token gates</h1>
         <p>
-          A gate lets in the wallets that hold at least a minimum of one token. Anyone with a gate's id can
-          check a wallet against it.
+          A gate lets in the wallets that hold at least a minimum of one token, of a collection's NFTs or of
+          SOL. Anyone with a gate's id can check a wallet against it.
         </p>
       </hgroup>
-      {gates.loading && !gates.data && <Loading what="token gates" />}
-      {gates.error && <LoadError problem={gates.error} />}
-      {gates.data &&
-        (gates.data.items.length === 0 ? (
-          <Empty>No token gates yet.</Empty>
-        ) : (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Mint</th>
-                  <th scope="col">Minimum (raw units)</th>
-                  <th scope="col">State</th>
-                </tr>
-              </thead>
-              <tbody>
-                {gates.data.items.map((g: Json) => (
-                  <tr key={g.id}>
-                    <th scope="row">
-                      <a href={`/console/orgs/${o.slug}/token-gates/${g.id}`}>{g.name}</a>
-                    </th>
-                    <td>
-                      <code class="break">{g.mintAddress}</code>
-                    </td>
-                    <td>{g.minHoldings}</td>
-                    <td>{g.enabled ? 'Enabled' : 'Disabled'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ))}
+      <Listing
+        loaded={gates as Loaded<{ items: Json[] }>}
+        what="token gates"
+        empty="No token gates yet."
+        href={(g) => `/console/orgs/${o.slug}/token-gates/${g.id}`}
+        columns={[
+          ['Kind', (g) => kindLabel(g.kind)],
+          ['Mint', (g) => <code title={g.mintAddress}>{shortAddress(g.mintAddress)}</code>],
+          ['Minimum', (g) => amountInUnit(g.kind, g.minHoldings)],
+          ['State', (g) => (g.enabled ? 'Enabled' : 'Disabled')],
+        ]}
+      />
       <CreateGate deny={deny} onCreated={gates.reload} />
     </>
   );
+}
+
+function mintHint(kind: GateKind, mint: Mint | null, note: string | null): string {
+  if (kind === 'sol') return 'Native SOL, and wrapped SOL by this mint: fixed for a SOL gate.';
+  if (kind === 'collection')
+    return 'The mint of the Metaplex collection (its verified collection NFT), in base58. It cannot change later.';
+  if (mint?.found)
+    return `A ${mint.program === 'spl-token-2022' ? 'Token-2022' : 'SPL Token'} mint with ${mint.decimals} decimals.`;
+  return note ?? 'The token mint, in base58. It cannot change later.';
 }
 
 function CreateGate({ deny, onCreated }: { deny: string | null; onCreated: () => Promise<void> }) {
@@ -194,9 +214,11 @@ function CreateGate({ deny, onCreated }: { deny: string | null; onCreated: () =>
   const { route } = useLocation();
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
-  const [mintAddress, setMint] = useState('');
+  const [kind, setKind] = useState<GateKind>('token');
+  const [typedMint, setMint] = useState('');
+  const mintAddress = kind === 'sol' ? SOL_MINT : typedMint;
   const [minHoldings, setMin] = useState('1');
-  const { mint, note } = useMint(o.slug, mintAddress);
+  const { mint, note } = useMint(o.slug, mintAddress, kind);
   const create = useAction();
   const mintError = addressProblem(mintAddress);
   const amountError = rawAmountProblem(minHoldings);
@@ -210,7 +232,7 @@ function CreateGate({ deny, onCreated }: { deny: string | null; onCreated: () =>
             unwrap(
               api.POST('/identity/organizations/{orgSlug}/token-gates', {
                 params: { path: { orgSlug: o.slug } },
-                body: { name, mintAddress, minHoldings, ...(description ? { description } : {}) },
+                body: { name, kind, mintAddress, minHoldings, ...(description ? { description } : {}) },
               }),
             ),
           );
@@ -221,38 +243,41 @@ function CreateGate({ deny, onCreated }: { deny: string | null; onCreated: () =>
         }}
       >
         <fieldset disabled={Boolean(deny)}>
-          <Field
-            label="Name"
-            name="name"
-            required
-            value={name}
+          <NameFields
+            name={name}
+            description={description}
+            onName={setName}
+            onDescription={setDescription}
             problem={create.problem}
-            onInput={(e) => setName((e.target as HTMLInputElement).value)}
           />
-          <Field
-            label="Description"
-            name="description"
-            value={description}
+          <SelectField
+            label="Kind"
+            name="kind"
+            value={kind}
+            hint={`${KINDS.find((k) => k.kind === kind)?.hint} It cannot change later.`}
             problem={create.problem}
-            onInput={(e) => setDescription((e.target as HTMLInputElement).value)}
-          />
+            onChange={(v) => setKind(v as GateKind)}
+          >
+            {KINDS.map((k) => (
+              <option key={k.kind} value={k.kind}>
+                {k.label}
+              </option>
+            ))}
+          </SelectField>
           <Field
-            label="Mint address"
+            label={kind === 'collection' ? 'Collection mint address' : 'Mint address'}
             name="mintAddress"
             required
+            readOnly={kind === 'sol'}
             autocomplete="off"
             spellcheck={false}
             value={mintAddress}
-            hint={
-              mint?.found
-                ? `A ${mint.program === 'spl-token-2022' ? 'Token-2022' : 'SPL Token'} mint with ${mint.decimals} decimals.`
-                : (note ?? 'The token mint, in base58. It cannot change later.')
-            }
+            hint={mintHint(kind, mint, note)}
             error={mintError}
             problem={create.problem}
             onInput={(e) => setMint((e.target as HTMLInputElement).value.trim())}
           />
-          <AmountFields raw={minHoldings} onRaw={setMin} mint={mint} problem={create.problem} />
+          <AmountFields raw={minHoldings} onRaw={setMin} mint={mint} kind={kind} problem={create.problem} />
         </fieldset>
         <FormProblem problem={create.problem} />
         <GuardedButton
@@ -278,8 +303,6 @@ export function TokenGateDetail() {
     [o.slug, params.gateId],
   );
   const deny = o.deny('org.tokenGates.edit');
-  const [confirming, setConfirming] = useState(false);
-  const del = useAction();
   const toggle = useAction();
   if (gate.loading && !gate.data) return <Loading what="the token gate" />;
   if (gate.error) return <LoadError problem={gate.error} />;
@@ -311,38 +334,48 @@ export function TokenGateDetail() {
         >
           {g.enabled ? 'Disable gate' : 'Enable gate'}
         </GuardedButton>
-        <GuardedButton
-          type="button"
-          class="secondary outline"
-          denied={deny}
-          onClick={() => setConfirming(true)}
+        <DeleteWithConfirm
+          what="gate"
+          title={`Delete the gate ${g.name}?`}
+          deny={deny}
+          remove={() =>
+            unwrap(api.DELETE('/identity/organizations/{orgSlug}/token-gates/{gateId}', { params: { path } }))
+          }
+          onDeleted={() => route(`/console/orgs/${o.slug}/token-gates`)}
+          inUse={() => <InUse gateId={g.id} />}
         >
-          Delete gate
-        </GuardedButton>
+          <p>Checks against it will answer 404. Pages that use its id stop letting anyone in.</p>
+        </DeleteWithConfirm>
       </div>
       <FormProblem problem={toggle.problem} />
-      <Confirm
-        open={confirming}
-        title={`Delete the gate ${g.name}?`}
-        confirmLabel="Delete gate"
-        busy={del.busy}
-        problem={del.problem}
-        onCancel={() => setConfirming(false)}
-        onConfirm={async () => {
-          const ok = await del.run(async () => {
-            await unwrap(
-              api.DELETE('/identity/organizations/{orgSlug}/token-gates/{gateId}', { params: { path } }),
-            );
-            return true;
-          });
-          if (ok) route(`/console/orgs/${o.slug}/token-gates`);
-        }}
-      >
-        <p>Checks against it will answer 404. Pages that use its id stop letting anyone in.</p>
-      </Confirm>
       <EditGate key={g.updatedAt} gate={g} deny={deny} onSaved={gate.reload} />
       <CheckTester gate={g} />
     </>
+  );
+}
+
+/** Why a gate cannot be deleted (409): the policies whose rules name it, by name, with links. */
+function InUse({ gateId }: { gateId: string }) {
+  const o = useOrg();
+  const policies = usePolicies();
+  const using = (policies.data?.items ?? []).filter((p: Json) =>
+    ruleGates(p.rule as GateRule).includes(gateId),
+  );
+  return (
+    <div role="alert">
+      <p class="form-error">
+        This gate is in use: a gate policy's rule names it. Take it out of these rules (or delete them) first.
+      </p>
+      {using.length > 0 && (
+        <ul>
+          {using.map((p: Json) => (
+            <li key={p.id}>
+              <a href={`/console/orgs/${o.slug}/token-gates/policies/${p.id}`}>{p.name}</a>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
   );
 }
 
@@ -359,7 +392,8 @@ function EditGate({
   const [name, setName] = useState<string>(gate.name);
   const [description, setDescription] = useState<string>(gate.description ?? '');
   const [minHoldings, setMin] = useState<string>(gate.minHoldings);
-  const { mint } = useMint(o.slug, gate.mintAddress);
+  const kind: GateKind = gate.kind ?? 'token';
+  const { mint } = useMint(o.slug, gate.mintAddress, kind);
   const save = useAction();
   const [saved, setSaved] = useState(false);
   const amountError = rawAmountProblem(minHoldings);
@@ -385,26 +419,25 @@ function EditGate({
         }}
       >
         <fieldset disabled={Boolean(deny)}>
-          <Field
-            label="Name"
-            name="name"
-            required
-            value={name}
+          <NameFields
+            name={name}
+            description={description}
+            onName={setName}
+            onDescription={setDescription}
             problem={save.problem}
-            onInput={(e) => setName((e.target as HTMLInputElement).value)}
           />
-          <Field
-            label="Description"
-            name="description"
-            value={description}
-            problem={save.problem}
-            onInput={(e) => setDescription((e.target as HTMLInputElement).value)}
-          />
-          <p>
-            Mint <code class="break">{gate.mintAddress}</code>
-            {mint?.found && ` (${mint.decimals} decimals)`}
-          </p>
-          <AmountFields raw={minHoldings} onRaw={setMin} mint={mint} problem={save.problem} />
+          <dl class="fixed">
+            <dt>Kind</dt>
+            <dd>
+              {kindLabel(kind)} <small>(set at creation)</small>
+            </dd>
+            <dt>{kind === 'collection' ? 'Collection mint' : 'Mint'}</dt>
+            <dd>
+              <code class="break">{gate.mintAddress}</code>
+              {kind === 'token' && mint?.found && ` (${mint.decimals} decimals)`}
+            </dd>
+          </dl>
+          <AmountFields raw={minHoldings} onRaw={setMin} mint={mint} kind={kind} problem={save.problem} />
         </fieldset>
         <FormProblem problem={save.problem} />
         <GuardedButton type="submit" denied={deny} disabled={Boolean(amountError) || !name}>
@@ -422,28 +455,21 @@ interface CheckOutcome {
   reason: string | null;
   age: number | null;
   refreshed: boolean;
+  attestation?: string;
 }
-
-const REASONS: Record<string, string> = {
-  insufficientBalance: 'The wallet holds less than the minimum.',
-  gateDisabled: 'The gate is disabled.',
-  walletNotFound: 'The chain does not know this wallet.',
-};
 
 /** The public check, as a page would call it; "refresh" skips the cached balance. */
 function CheckTester({ gate }: { gate: Json }) {
   const o = useOrg();
-  const [wallet, setWallet] = useState('');
   const [outcome, setOutcome] = useState<CheckOutcome>();
   const check = useAction();
-  const { mint } = useMint(o.slug, gate.mintAddress);
-  const walletError = addressProblem(wallet);
-  const run = (refresh: boolean) =>
+  const { mint } = useMint(o.slug, gate.mintAddress, gate.kind);
+  const run = (wallet: string, refresh: boolean, attest: boolean) =>
     check.run(async () => {
       const r = await api.GET('/identity/organizations/{orgSlug}/token-gates/{gateId}/check', {
         params: {
           path: { orgSlug: o.slug, gateId: gate.id },
-          query: { walletAddress: wallet, ...(refresh ? { refresh: 'true' as const } : {}) },
+          query: checkQuery(wallet, refresh, attest),
         },
       });
       if (!r.response.ok) throw toProblem(r.response.status, r.error);
@@ -451,50 +477,14 @@ function CheckTester({ gate }: { gate: Json }) {
       setOutcome({ ...(r.data as Json), age: age === null ? null : Number(age), refreshed: refresh });
     });
   const balance =
-    outcome?.balance != null && mint?.found && mint.decimals !== undefined
-      ? `${outcome.balance} raw units (${toTokens(outcome.balance, mint.decimals)} tokens)`
-      : outcome?.balance != null
-        ? `${outcome.balance} raw units`
-        : 'unknown';
+    outcome?.balance != null
+      ? amountInUnit(gate.kind, outcome.balance, mint?.found ? mint.decimals : undefined)
+      : 'unknown';
   return (
     <section>
       <h2>Check a wallet</h2>
       <p>The public check any page can call, with the same answers and cache.</p>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void run(false);
-        }}
-      >
-        <Field
-          label="Wallet address"
-          name="walletAddress"
-          autocomplete="off"
-          spellcheck={false}
-          value={wallet}
-          error={walletError}
-          problem={check.problem}
-          onInput={(e) => setWallet((e.target as HTMLInputElement).value.trim())}
-        />
-        <div class="actions">
-          <button
-            type="submit"
-            disabled={!wallet || Boolean(walletError)}
-            aria-busy={check.busy || undefined}
-          >
-            Check
-          </button>
-          <button
-            type="button"
-            class="secondary"
-            disabled={!wallet || Boolean(walletError)}
-            onClick={() => void run(true)}
-          >
-            Refresh from the chain
-          </button>
-        </div>
-      </form>
-      <FormProblem problem={check.problem} />
+      <WalletCheckForm check={check} onCheck={run} />
       {outcome && (
         <article aria-live="polite" aria-label="Check result" class="result">
           <p>
@@ -504,7 +494,7 @@ function CheckTester({ gate }: { gate: Json }) {
             <dt>Balance</dt>
             <dd>{balance}</dd>
             <dt>Reason</dt>
-            <dd>{outcome.reason ? `${outcome.reason}: ${REASONS[outcome.reason] ?? ''}` : 'none'}</dd>
+            <dd>{reasonText(outcome.reason)}</dd>
             <dt>Cache</dt>
             <dd>
               {outcome.age !== null
@@ -514,6 +504,7 @@ function CheckTester({ gate }: { gate: Json }) {
                   : 'Fresh from the chain.'}
             </dd>
           </dl>
+          {outcome.attestation && <Attestation jws={outcome.attestation} />}
         </article>
       )}
     </section>

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { authErrors } from '../../http/schemas.js';
-import { requireAccessToken, requireKeyScope } from '../users/users.guards.js';
+import { requireAccessToken, requireKeyScope } from '../../http/guards.js';
 import { ApiKeyCreated, ApiKeyList, ApiKeyParams, ApiKeyView, CreateApiKeyBody } from './api-keys.schemas.js';
 import { createApiKey, listKeys, revokeKey } from './api-keys.service.js';
 import { routeDoc } from '../../http/route-doc.js';

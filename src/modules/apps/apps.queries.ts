@@ -74,7 +74,13 @@ export function updateApp(db: Executor, id: string, patch: Updateable<AppsTable>
 }
 
 export function softDeleteApp(db: Executor, id: string, now: Date): Promise<AppRow> {
-  return updateApp(db, id, { enabled: false, deleted_at: now, updated_at: now });
+  // A deleted app lets go of its required gate policy, which can then be deleted.
+  return updateApp(db, id, {
+    enabled: false,
+    deleted_at: now,
+    updated_at: now,
+    required_gate_policy_id: null,
+  });
 }
 
 /**
@@ -99,9 +105,12 @@ export async function findLiveClient(db: Executor, clientId: string) {
       'apps.is_confidential as isConfidential',
       'apps.first_party as firstParty',
       'apps.redirect_uris as redirectUris',
+      'apps.post_logout_redirect_uris as postLogoutRedirectUris',
+      'apps.backchannel_logout_uri as backchannelLogoutUri',
       'apps.allowed_grant_types as allowedGrantTypes',
       'apps.allowed_scopes as allowedScopes',
       'apps.client_secret_hash as secretHash',
+      'apps.required_gate_policy_id as requiredGatePolicyId',
     ])
     .where('apps.client_id', '=', clientId)
     .where('apps.enabled', '=', true)
@@ -112,24 +121,58 @@ export async function findLiveClient(db: Executor, clientId: string) {
   return row ?? null;
 }
 
-/** Inserts the app, or when its client id exists, only resets its redirect URIs (start-up bootstrap). */
+/**
+ * Inserts the app, or when its client id exists, only resets its redirect and post-logout redirect
+ * URIs (start-up bootstrap).
+ */
 export async function upsertAppRedirectUris(db: Executor, row: Insertable<AppsTable>): Promise<void> {
   await db
     .insertInto('apps')
     .values(row)
-    .onConflict((oc) => oc.column('client_id').doUpdateSet({ redirect_uris: row.redirect_uris }))
+    .onConflict((oc) =>
+      oc.column('client_id').doUpdateSet({
+        redirect_uris: row.redirect_uris,
+        post_logout_redirect_uris: row.post_logout_redirect_uris ?? [],
+      }),
+    )
     .execute();
 }
 
-/** An enabled, live app of a live brand by client id, with its brand's slug (the token audience). */
-export function findEnabledAppWithBrandSlug(db: Executor, clientId: string) {
-  return db
-    .selectFrom('apps as a')
-    .innerJoin('brands as b', 'b.id', 'a.brand_id')
-    .select(['a.client_id', 'b.slug'])
-    .where('a.client_id', '=', clientId)
-    .where('a.enabled', '=', true)
-    .where('a.deleted_at', 'is', null)
-    .where('b.deleted_at', 'is', null)
-    .executeTakeFirst();
+// ---------------------------------------------------------------- cascades (apps.cascade.ts) and scope use
+
+/** Soft-deletes and disables a deleted brand's live apps; returns their client ids. */
+export async function disableAppsOfBrand(db: Executor, brandId: string, now: Date): Promise<string[]> {
+  const rows = await db
+    .updateTable('apps')
+    .set({ enabled: false, deleted_at: now, updated_at: now })
+    .where('brand_id', '=', brandId)
+    .where('deleted_at', 'is', null)
+    .returning(['client_id'])
+    .execute();
+  return rows.map((r) => r.client_id);
+}
+
+/** Disables a deleted org's enabled apps; returns their client ids. */
+export async function disableAppsOfOrg(db: Executor, orgId: string, now: Date): Promise<string[]> {
+  const rows = await db
+    .updateTable('apps')
+    .set({ enabled: false, updated_at: now })
+    .where('org_id', '=', orgId)
+    .where('enabled', '=', true)
+    .returning('client_id')
+    .execute();
+  return rows.map((r) => r.client_id);
+}
+
+/** Client ids of the brand's live apps whose `allowedScopes` list `name`. */
+export async function appsUsingScope(db: Executor, brandId: string, name: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('apps')
+    .select('client_id')
+    .where('brand_id', '=', brandId)
+    .where('deleted_at', 'is', null)
+    .where((eb) => eb(eb.val(name), '=', eb.fn.any('allowed_scopes')))
+    .orderBy('client_id')
+    .execute();
+  return rows.map((r) => r.client_id);
 }

@@ -13,12 +13,24 @@ const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), 
   uniqueItems: true,
   maxItems: MAX_REDIRECT_URIS,
 });
+const BackchannelLogoutUri = Nullable(
+  Type.String({ minLength: 1, maxLength: 2000, description: 'HTTPS; receives back-channel logout tokens' }),
+);
 const GrantTypes = Type.Array(Type.Enum([...GRANT_TYPES]), { uniqueItems: true, minItems: 1 });
 const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: 80 }), {
   uniqueItems: true,
   maxItems: MAX_ALLOWED_SCOPES,
 });
 const Description = Type.String({ maxLength: 500 });
+/** DESIGN §3 "Gates in tokens": sign-in needs a linked wallet passing this gate policy of the org. */
+const RequiredGatePolicyId = Nullable(
+  Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description:
+      "A gate policy of the org that one of the user's linked wallets must pass to sign in (checked after sign-in, before consent, and at each refresh); null for none",
+  }),
+);
 
 export const AppParams = Type.Object({
   orgSlug: PathId,
@@ -32,9 +44,12 @@ export const AppCreateBody = Type.Object(
     type: Type.Enum([...APP_TYPES]),
     isConfidential: Type.Optional(Type.Boolean()),
     redirectUris: Type.Optional(RedirectUris),
+    postLogoutRedirectUris: Type.Optional(RedirectUris),
+    backchannelLogoutUri: Type.Optional(BackchannelLogoutUri),
     allowedGrantTypes: GrantTypes,
     allowedScopes: Scopes,
     description: Type.Optional(Nullable(Description)),
+    requiredGatePolicyId: Type.Optional(RequiredGatePolicyId),
   },
   { additionalProperties: false },
 );
@@ -45,9 +60,12 @@ export const AppPatchBody = Type.Object(
     name: Type.Optional(Name),
     description: Type.Optional(Nullable(Description)),
     redirectUris: Type.Optional(RedirectUris),
+    postLogoutRedirectUris: Type.Optional(RedirectUris),
+    backchannelLogoutUri: Type.Optional(BackchannelLogoutUri),
     allowedGrantTypes: Type.Optional(GrantTypes),
     allowedScopes: Type.Optional(Scopes),
     enabled: Type.Optional(Type.Boolean()),
+    requiredGatePolicyId: Type.Optional(RequiredGatePolicyId),
   },
   { additionalProperties: false },
 );
@@ -70,10 +88,15 @@ export const App = Type.Object({
   type: Type.String(),
   isConfidential: Type.Boolean(),
   redirectUris: Type.Array(Type.String()),
+  /** Where /oauth2/logout may send the browser back to (exact match). */
+  postLogoutRedirectUris: Type.Array(Type.String()),
+  /** The app's back-channel logout receiver. */
+  backchannelLogoutUri: Nullable(Type.String()),
   allowedGrantTypes: Type.Array(Type.String()),
   allowedScopes: Type.Array(Type.String()),
   enabled: Type.Boolean(),
   description: Nullable(Type.String()),
+  requiredGatePolicyId: Nullable(Type.String()),
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });

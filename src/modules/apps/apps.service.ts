@@ -9,6 +9,7 @@ import { sha256 } from '../../lib/hash.js';
 import { newId, newSecret, randomAlphanumeric } from '../../lib/ids.js';
 import { clientSecretMatches } from '../../oidc/client-auth.js';
 import { STANDARD_SCOPES } from '../../oidc/discovery.js';
+import { checkGatePolicyReference } from '../../oidc/gates.js';
 import { lockBrand, requireBrand } from '../brands/brands.service.js';
 import { scopeNames } from '../scopes/scopes.queries.js';
 import { appChangeCommitted, notifyAppChanged } from './apps.notify.js';
@@ -33,10 +34,13 @@ export function toApp(row: AppRow, brandSlug: string): AppOut {
     type: row.type,
     isConfidential: row.is_confidential,
     redirectUris: row.redirect_uris,
+    postLogoutRedirectUris: row.post_logout_redirect_uris,
+    backchannelLogoutUri: row.backchannel_logout_uri,
     allowedGrantTypes: row.allowed_grant_types,
     allowedScopes: row.allowed_scopes,
     enabled: row.enabled,
     description: row.description,
+    requiredGatePolicyId: row.required_gate_policy_id,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
@@ -91,10 +95,44 @@ export function redirectUriError(
     : bad('must be HTTPS, a loopback http URL, or a private-use scheme such as com.example.app:/callback');
 }
 
+/** Hosts a back-channel logout URI names only under WEBHOOK_ALLOW_PRIVATE_NETWORKS (checked again at connect time). */
+const PRIVATE_HOST =
+  /^(localhost|127\.\d+\.\d+\.\d+|\[::1?\]|10\.\d+\.\d+\.\d+|192\.168\.\d+\.\d+|172\.(1[6-9]|2\d|3[01])\.\d+\.\d+|169\.254\.\d+\.\d+|0\.0\.0\.0)$/i;
+
+/**
+ * A back-channel logout URI follows the webhook URL rules: HTTPS, a host, no credentials or
+ * fragment; a private or loopback address only with `allowPrivate` (the delivery client refuses
+ * them at connect time too, after DNS).
+ */
+export function backchannelUriError(uri: string, allowPrivate: boolean): FieldError | null {
+  const bad = (message: string): FieldError => ({
+    field: 'backchannelLogoutUri',
+    code: 'invalid_format',
+    message,
+  });
+  let u: URL;
+  try {
+    u = new URL(uri);
+  } catch {
+    return bad('must be an absolute URL');
+  }
+  if (u.protocol !== 'https:') return bad('must be an HTTPS URL');
+  if (u.username || u.password) return bad('must not carry credentials');
+  if (uri.includes('#')) return bad('must not contain a fragment');
+  if (!u.hostname) return bad('must name a host');
+  if (!allowPrivate && PRIVATE_HOST.test(u.hostname))
+    return bad('must not name a private or loopback address');
+  return null;
+}
+
 interface AppConfig {
   type: AppType;
   isConfidential: boolean;
   redirectUris: string[];
+  postLogoutRedirectUris?: string[];
+  backchannelLogoutUri?: string | null;
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: a back-channel logout URI may name a private address. */
+  allowPrivateNetworks?: boolean;
   allowedGrantTypes: string[];
   allowedScopes: string[];
   /** NODE_ENV is not production: local http redirect URIs are allowed (see redirectUriError). */
@@ -108,6 +146,14 @@ export function appConfigErrors(cfg: AppConfig, brandScopes: Set<string>): Field
     const e = redirectUriError(uri, cfg.type, `redirectUris.${i}`, { localDev: cfg.localDev });
     if (e) errors.push(e);
   });
+  (cfg.postLogoutRedirectUris ?? []).forEach((uri, i) => {
+    const e = redirectUriError(uri, cfg.type, `postLogoutRedirectUris.${i}`, { localDev: cfg.localDev });
+    if (e) errors.push(e);
+  });
+  if (cfg.backchannelLogoutUri) {
+    const e = backchannelUriError(cfg.backchannelLogoutUri, cfg.allowPrivateNetworks === true);
+    if (e) errors.push(e);
+  }
   const grants = new Set(cfg.allowedGrantTypes);
   const grantError = (message: string) =>
     errors.push({ field: 'allowedGrantTypes', code: 'invalid_value', message });
@@ -145,14 +191,18 @@ export async function createApp(
     type: body.type,
     isConfidential: body.isConfidential ?? (body.type === 'web' || body.type === 'm2m'),
     redirectUris: body.redirectUris ?? [],
+    postLogoutRedirectUris: body.postLogoutRedirectUris ?? [],
+    backchannelLogoutUri: body.backchannelLogoutUri ?? null,
     allowedGrantTypes: body.allowedGrantTypes,
     allowedScopes: body.allowedScopes,
     localDev: ctx.config.nodeEnv !== 'production',
+    allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks,
   };
   return ctx.db.transaction().execute(async (trx) => {
     const brand = await lockBrand(trx, org, brandSlug, 'share');
     const errors = appConfigErrors(cfg, await scopeNames(trx, brand.id));
     if (errors.length) throw validationFailed(errors);
+    await checkGatePolicyReference(ctx, trx, org.id, body.requiredGatePolicyId, 'requiredGatePolicyId');
     const secret = cfg.isConfidential ? newSecret() : null;
     const now = ctx.clock.now();
     const row = await q
@@ -166,10 +216,13 @@ export async function createApp(
         type: cfg.type,
         is_confidential: cfg.isConfidential,
         redirect_uris: cfg.redirectUris,
+        post_logout_redirect_uris: cfg.postLogoutRedirectUris,
+        backchannel_logout_uri: cfg.backchannelLogoutUri,
         allowed_grant_types: cfg.allowedGrantTypes,
         allowed_scopes: cfg.allowedScopes,
         enabled: true,
         description: body.description ?? null,
+        required_gate_policy_id: body.requiredGatePolicyId ?? null,
         created_at: now,
         updated_at: now,
         deleted_at: null,
@@ -194,6 +247,7 @@ export async function createApp(
             redirectUris: row.redirect_uris,
             allowedGrantTypes: row.allowed_grant_types,
             allowedScopes: row.allowed_scopes,
+            ...(row.required_gate_policy_id ? { requiredGatePolicyId: row.required_gate_policy_id } : {}),
           },
         },
       ],
@@ -237,9 +291,12 @@ const DIFF_FIELDS = [
   'name',
   'description',
   'redirectUris',
+  'postLogoutRedirectUris',
+  'backchannelLogoutUri',
   'allowedGrantTypes',
   'allowedScopes',
   'enabled',
+  'requiredGatePolicyId',
 ] as const;
 
 export async function updateApp(
@@ -259,9 +316,13 @@ export async function updateApp(
       type: app.type as AppType,
       isConfidential: app.is_confidential,
       redirectUris: body.redirectUris ?? app.redirect_uris,
+      postLogoutRedirectUris: body.postLogoutRedirectUris ?? app.post_logout_redirect_uris,
+      backchannelLogoutUri:
+        body.backchannelLogoutUri === undefined ? app.backchannel_logout_uri : body.backchannelLogoutUri,
       allowedGrantTypes: body.allowedGrantTypes ?? app.allowed_grant_types,
       allowedScopes: body.allowedScopes ?? app.allowed_scopes,
       localDev: ctx.config.nodeEnv !== 'production',
+      allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks,
     };
     const errors = appConfigErrors(cfg, await scopeNames(trx, brand.id));
     if (errors.length) throw validationFailed(errors);
@@ -270,22 +331,31 @@ export async function updateApp(
       name: body.name ?? before.name,
       description: body.description === undefined ? before.description : body.description,
       redirectUris: cfg.redirectUris,
+      postLogoutRedirectUris: cfg.postLogoutRedirectUris ?? [],
+      backchannelLogoutUri: cfg.backchannelLogoutUri ?? null,
       allowedGrantTypes: cfg.allowedGrantTypes,
       allowedScopes: cfg.allowedScopes,
       enabled: body.enabled ?? before.enabled,
+      requiredGatePolicyId:
+        body.requiredGatePolicyId === undefined ? before.requiredGatePolicyId : body.requiredGatePolicyId,
     };
     const changes = diff(before as Record<string, unknown>, wanted as Record<string, unknown>, [
       ...DIFF_FIELDS,
     ]);
     const changed = Object.keys(changes.after);
     if (changed.length === 0) return { app: before, changed: false };
+    if (changed.includes('requiredGatePolicyId'))
+      await checkGatePolicyReference(ctx, trx, org.id, wanted.requiredGatePolicyId, 'requiredGatePolicyId');
     const patch: Updateable<AppsTable> = {
       name: wanted.name,
       description: wanted.description,
       redirect_uris: wanted.redirectUris,
+      post_logout_redirect_uris: wanted.postLogoutRedirectUris,
+      backchannel_logout_uri: wanted.backchannelLogoutUri,
       allowed_grant_types: wanted.allowedGrantTypes,
       allowed_scopes: wanted.allowedScopes,
       enabled: wanted.enabled,
+      required_gate_policy_id: wanted.requiredGatePolicyId,
       updated_at: ctx.clock.now(),
     };
     const row = await q.updateApp(trx, app.id, patch);

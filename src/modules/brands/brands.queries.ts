@@ -53,24 +53,19 @@ export function updateBrand(db: Executor, id: string, patch: Updateable<BrandsTa
   return db.updateTable('brands').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
-/** Soft-deletes a brand and disables everything under it; returns the apps and connections it turned off. */
-export async function softDeleteBrand(db: Executor, id: string, now: Date) {
+/** Soft-deletes a brand (what hangs off it is disabled by its modules' handlers, brands.service.ts). */
+export async function softDeleteBrand(db: Executor, id: string, now: Date): Promise<void> {
   await db.updateTable('brands').set({ deleted_at: now, updated_at: now }).where('id', '=', id).execute();
-  const apps = await db
-    .updateTable('apps')
-    .set({ enabled: false, deleted_at: now, updated_at: now })
-    .where('brand_id', '=', id)
+}
+
+/** Soft-deletes a deleted org's live brands. */
+export async function softDeleteBrandsOfOrg(db: Executor, orgId: string, now: Date): Promise<void> {
+  await db
+    .updateTable('brands')
+    .set({ deleted_at: now, updated_at: now })
+    .where('org_id', '=', orgId)
     .where('deleted_at', 'is', null)
-    .returning(['client_id'])
     .execute();
-  const connections = await db
-    .updateTable('connections')
-    .set({ enabled: false, updated_at: now })
-    .where('brand_id', '=', id)
-    .where('enabled', '=', true)
-    .returning(['type'])
-    .execute();
-  return { apps, connections };
 }
 
 /** Whether a brand with this id exists and is not soft-deleted. */
@@ -82,11 +77,6 @@ export async function liveBrandExists(db: Executor, id: string): Promise<boolean
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
   return !!row;
-}
-
-/** A brand's id, slug and name by id (soft-deleted included). */
-export function brandNameById(db: Executor, id: string) {
-  return db.selectFrom('brands').select(['id', 'slug', 'name']).where('id', '=', id).executeTakeFirst();
 }
 
 /** Inserts the brand unless its id or slug exists (start-up bootstrap). */

@@ -2,12 +2,12 @@ import type { Static } from 'typebox';
 import { CONSOLE_BRAND_ID, CONSOLE_BRAND_SLUG, SYSTEM_ORG_ID } from '../../config/system.js';
 import type { AppContext } from '../../context.js';
 import { mapDbError } from '../../http/db-conflicts.js';
-import type { BrandRow, BrandsTable, Executor, OrgRow } from '../../db/schema.js';
+import type { BrandRow, BrandsTable, Executor, OrgRow, Trx } from '../../db/schema.js';
 import { conflict, type FieldError, notFound, unprocessable, validationFailed } from '../../http/errors.js';
-import { recordMutation } from '../../events/outbox.js';
+import { type Mutation, recordMutation } from '../../events/outbox.js';
 import { newId, randomAlphanumeric } from '../../lib/ids.js';
-import { appChangeCommitted, notifyAppChanged } from '../apps/apps.notify.js';
 import { type FileTracker, fileTrackers, resolveFileId } from '../files/files.service.js';
+import type { DeletionScope, OrgDeletedHandler } from '../orgs/orgs.service.js';
 import * as q from './brands.queries.js';
 import {
   type Brand,
@@ -22,7 +22,7 @@ type BrandOut = Static<typeof Brand>;
 /** Random, unguessable and immutable: it is the path of every provider callback of the brand. */
 const CALLBACK_ID_LENGTH = 24;
 
-export function toBrand(row: BrandRow, logo?: FileTracker): BrandOut {
+export function presentBrand(row: BrandRow, logo?: FileTracker): BrandOut {
   const out: BrandOut = {
     id: row.id,
     org: row.org_id,
@@ -134,7 +134,7 @@ export async function createBrand(
       resourceId: row.id,
       metadata: { slug: row.slug, name: row.name },
     });
-    return toBrand(row, logo);
+    return presentBrand(row, logo);
   });
 }
 
@@ -146,14 +146,14 @@ export async function listBrands(ctx: AppContext, org: OrgRow, page: { limit: nu
     rows.map((r) => r.logo_file_id),
   );
   return {
-    items: rows.map((r) => toBrand(r, r.logo_file_id ? logos.get(r.logo_file_id) : undefined)),
+    items: rows.map((r) => presentBrand(r, r.logo_file_id ? logos.get(r.logo_file_id) : undefined)),
     total,
   };
 }
 
 export async function getBrand(ctx: AppContext, org: OrgRow, slug: string): Promise<BrandOut> {
   const row = await requireBrand(ctx.db, org, slug);
-  return toBrand(row, await logoOf(ctx, ctx.db, row));
+  return presentBrand(row, await logoOf(ctx, ctx.db, row));
 }
 
 const COLUMN_OF = {
@@ -194,7 +194,7 @@ export async function updateBrand(
     } else {
       logo = await logoOf(ctx, trx, brand);
     }
-    if (changed.length === 0) return toBrand(brand, logo);
+    if (changed.length === 0) return presentBrand(brand, logo);
     patch.updated_at = ctx.clock.now();
     const row = await q.updateBrand(trx, brand.id, patch);
     await recordMutation(trx, ctx.clock, {
@@ -205,46 +205,58 @@ export async function updateBrand(
       resourceId: brand.id,
       metadata: { slug: brand.slug, changed },
     });
-    return toBrand(row, logo);
+    return presentBrand(row, logo);
   });
 }
 
+/** A module's share of a brand's deletion: added to the `brand.deleted` audit entry and its events. */
+export interface BrandDeletedPart {
+  metadata: Record<string, unknown>;
+  events: NonNullable<Mutation['events']>;
+}
+
+/**
+ * Disables a module's resources of a brand being deleted, inside the deletion's transaction (apps,
+ * connections: `ctx.hooks.brandDeleted`, built by wiring.ts). Must not call out over the network.
+ */
+export type BrandDeletedHandler = (
+  trx: Trx,
+  brand: { id: string; slug: string },
+  deletion: DeletionScope,
+) => Promise<BrandDeletedPart>;
+
 /**
  * Soft-deletes the brand: its apps are disabled (and their tokens stop validating at the issuer)
- * and its connections are disabled. The slug stays taken in the org, so a new brand can never
- * receive tokens minted for the old one's audience.
+ * and its connections are disabled, by their modules' handlers. The slug stays taken in the org, so
+ * a new brand can never receive tokens minted for the old one's audience.
  */
 export async function deleteBrand(ctx: AppContext, org: OrgRow, actorUserId: string, slug: string) {
-  const disabledApps = await ctx.db.transaction().execute(async (trx) => {
+  const handlers = ctx.hooks.brandDeleted;
+  if (!handlers) throw new Error('ctx.hooks.brandDeleted is not wired');
+  const afterCommit: Array<() => void> = [];
+  await ctx.db.transaction().execute(async (trx) => {
     const brand = await lockBrand(trx, org, slug, 'update');
     // Deleting it would disable the console app and with it every console token.
     if (brand.id === CONSOLE_BRAND_ID) throw unprocessable('the console brand cannot be deleted');
-    const { apps, connections } = await q.softDeleteBrand(trx, brand.id, ctx.clock.now());
+    const now = ctx.clock.now();
+    await q.softDeleteBrand(trx, brand.id, now);
+    const deletion: DeletionScope = { ctx, now, afterCommit: (fn) => afterCommit.push(fn) };
+    const parts: BrandDeletedPart[] = [];
+    for (const handler of handlers) parts.push(await handler(trx, brand, deletion));
     await recordMutation(trx, ctx.clock, {
       orgId: org.id,
       actorUserId,
       action: 'brand.deleted',
       resourceType: 'brand',
       resourceId: brand.id,
-      metadata: {
-        slug: brand.slug,
-        disabledApps: apps.map((a) => a.client_id),
-        disabledConnections: connections.map((c) => c.type),
-      },
-      events: [
-        ...apps.map((a) => ({
-          type: 'oidcClient.deleted' as const,
-          data: { clientId: a.client_id, brand: brand.slug },
-        })),
-        ...connections.map((c) => ({
-          type: 'socialProvider.disabled' as const,
-          data: { brand: brand.slug, type: c.type },
-        })),
-      ],
+      metadata: Object.assign({ slug: brand.slug }, ...parts.map((p) => p.metadata)),
+      events: parts.flatMap((p) => p.events),
     });
-    const ids = apps.map((a) => a.client_id);
-    await notifyAppChanged(ctx, trx, ids);
-    return ids;
   });
-  appChangeCommitted(ctx, disabledApps);
+  for (const fn of afterCommit) fn();
 }
+
+/** An org's deletion soft-deletes its brands (wired with `onOrgDeleted` in wiring.ts). */
+export const deleteBrandsOfOrg: OrgDeletedHandler = async (trx, orgId, _clock, deletion) => {
+  await q.softDeleteBrandsOfOrg(trx, orgId, deletion.now);
+};

@@ -85,3 +85,27 @@ export async function connectionSwitches(db: Executor, brandId: string): Promise
     .execute();
   return new Map(rows.map((c) => [c.type, c.enabled]));
 }
+
+// ---------------------------------------------------------------- cascades (connections.cascade.ts)
+
+/** Disables a deleted brand's enabled connections; returns their types. */
+export async function disableConnectionsOfBrand(db: Executor, brandId: string, now: Date): Promise<string[]> {
+  const rows = await db
+    .updateTable('connections')
+    .set({ enabled: false, updated_at: now })
+    .where('brand_id', '=', brandId)
+    .where('enabled', '=', true)
+    .returning(['type'])
+    .execute();
+  return rows.map((r) => r.type);
+}
+
+/** Disables a deleted org's enabled connections. */
+export async function disableConnectionsOfOrg(db: Executor, orgId: string, now: Date): Promise<void> {
+  await db
+    .updateTable('connections')
+    .set({ enabled: false, updated_at: now })
+    .where('org_id', '=', orgId)
+    .where('enabled', '=', true)
+    .execute();
+}

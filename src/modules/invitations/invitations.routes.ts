@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireAccessToken } from '../users/users.guards.js';
+import { requireAccessToken } from '../../http/guards.js';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { routeDoc } from '../../http/route-doc.js';
 import { authErrors, errorResponses, OrgParams } from '../../http/schemas.js';

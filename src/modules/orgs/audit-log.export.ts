@@ -7,7 +7,7 @@ import { routeDoc } from '../../http/route-doc.js';
 import { authErrors } from '../../http/schemas.js';
 import { csvRow } from '../../lib/csv.js';
 import { type AuditCursor, auditBatchAfter } from '../../events/audit-log.queries.js';
-import { presentEntry } from './audit-log.service.js';
+import { auditFilterOf, presentEntry } from './audit-log.service.js';
 import { type OrgScopeOptions, orgScope } from './org-scope.js';
 import { AuditEntrySchema, AuditLogQuery, OrgParams } from './orgs.schemas.js';
 
@@ -27,14 +27,7 @@ const CSV_COLUMNS = ['id', 'timestamp', 'actorUserId', 'action', 'resourceType',
  * flat whatever the size of the log, and the response streams as the batches come.
  */
 async function* entries(ctx: AppContext, orgId: string, q: ExportQuery) {
-  const filter = {
-    action: q.action,
-    actorUserId: q.actorUserId,
-    resourceType: q.resourceType,
-    resourceId: q.resourceId,
-    since: q.since !== undefined ? new Date(q.since) : undefined,
-    until: q.until !== undefined ? new Date(q.until) : undefined,
-  };
+  const filter = auditFilterOf(q);
   let cursor: AuditCursor | undefined;
   for (;;) {
     const rows = await auditBatchAfter(ctx.db, orgId, filter, cursor, defaults.auditExportBatch);

@@ -1,6 +1,12 @@
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
-import { type AuditRow, pruneBatch, queryAuditLog } from '../../events/audit-log.queries.js';
+import {
+  type AuditFilter,
+  type AuditRow,
+  dropEmptyDays,
+  pruneBatch,
+  queryAuditLog,
+} from '../../events/audit-log.queries.js';
 import { every, type ScheduledJob } from '../../lib/timer.js';
 import type { AuditEntryView, AuditLogFilter } from './orgs.schemas.js';
 
@@ -20,21 +26,27 @@ export function presentEntry(r: AuditRow): AuditEntryView {
   return v;
 }
 
+/** The query's filters as the audit-log queries take them (the page and the export). */
+export function auditFilterOf(
+  q: Omit<AuditLogFilter, 'limit' | 'offset'>,
+): Omit<AuditFilter, 'limit' | 'offset'> {
+  return {
+    action: q.action,
+    actorUserId: q.actorUserId,
+    resourceType: q.resourceType,
+    resourceId: q.resourceId,
+    since: q.since !== undefined ? new Date(q.since) : undefined,
+    until: q.until !== undefined ? new Date(q.until) : undefined,
+  };
+}
+
 export async function auditLog(
   ctx: AppContext,
   orgId: string,
   f: AuditLogFilter,
 ): Promise<{ items: AuditEntryView[]; total: number }> {
-  const { rows, total } = await queryAuditLog(ctx.db, orgId, {
-    action: f.action,
-    actorUserId: f.actorUserId,
-    resourceType: f.resourceType,
-    resourceId: f.resourceId,
-    since: f.since !== undefined ? new Date(f.since) : undefined,
-    until: f.until !== undefined ? new Date(f.until) : undefined,
-    limit: f.limit,
-    offset: f.offset,
-  });
+  const page = { ...auditFilterOf(f), limit: f.limit, offset: f.offset };
+  const { rows, total } = await queryAuditLog(ctx.db, orgId, page, ctx.clock.now());
   return { items: rows.map(presentEntry), total };
 }
 
@@ -55,6 +67,7 @@ export async function pruneAuditLog(ctx: AppContext): Promise<number> {
       if (n < defaults.auditPruneBatch) break;
     }
   }
+  if (deleted > 0) await dropEmptyDays(ctx.db);
   return deleted;
 }
 

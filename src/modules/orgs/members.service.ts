@@ -3,6 +3,7 @@ import type { Executor } from '../../db/schema.js';
 import { recordMutation } from '../../events/outbox.js';
 import { forbidden, notFound, unprocessable } from '../../http/errors.js';
 import { presentUsers } from '../users/user.presenter.js';
+import { findUserById } from '../users/users.queries.js';
 import * as q from './orgs.queries.js';
 import type { MemberView } from './orgs.schemas.js';
 import { type Actor, assertHolds } from './roles.service.js';
@@ -63,7 +64,7 @@ export async function assignRole(
     if (!role) throw notFound('role');
     assertHolds(actor, role.permissions);
     if (role.built_in === 'owner') throw unprocessable(OWNER_VIA_TRANSFER);
-    const user = await q.findActiveUser(trx, userId);
+    const user = await findUserById(trx, userId);
     if (!user) throw notFound('user');
     const now = ctx.clock.now();
     const joined = await q.insertMembership(trx, orgId, userId, now);

@@ -4,12 +4,7 @@ import type { OrgRow } from '../../db/schema.js';
 import { principalOf } from '../../http/auth.js';
 import { forbidden, notFound } from '../../http/errors.js';
 import { declareKeyScope } from '../../http/key-scopes.js';
-import {
-  type AdminPermission,
-  apiKeyAllows,
-  ORG_PERMISSIONS,
-  type OrgPermission,
-} from '../../http/permissions.js';
+import { apiKeyAllows, ORG_PERMISSIONS, type OrgPermission } from '../../http/permissions.js';
 import { documentGuard } from '../../http/route-doc.js';
 import { findActiveOrgBySlug as findOrgBySlug, memberPermissionLists } from './orgs.queries.js';
 import { systemPermissionsOf } from './system-permissions.queries.js';
@@ -80,14 +75,5 @@ export function orgGuards(ctx: AppContext, opts: { admin?: boolean } = {}) {
   };
 }
 
-/** preHandler for system routes (`/admin/...`, user lookups). */
-export function requireSystemPermission(ctx: AppContext, permission: AdminPermission) {
-  const guard = async function systemPermissionGuard(req: FastifyRequest): Promise<void> {
-    const principal = principalOf(req);
-    const sys = await systemPermissions(ctx, principal.userId);
-    if (!sys.has(permission)) throw forbidden(permission);
-    if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, permission))
-      throw forbidden(permission, 'the API key scopes do not allow this');
-  };
-  return documentGuard(declareKeyScope(guard, [permission]), { kind: 'systemPermission', permission });
-}
+/** The system-route guard lives in src/http/guards.ts (users' lookups use it too); kept here for importers. */
+export { requireSystemPermission } from '../../http/guards.js';

@@ -107,38 +107,14 @@ export async function softDeleteOrg(db: Executor, id: string, now: Date): Promis
     .executeTakeFirst();
 }
 
-/**
- * Soft-deletes the org's brands and disables what hangs off them (apps, connections) and its
- * memberships, as deleting each brand would. Returns the client ids of the apps it turned off, so
- * the issuer's client cache can drop them once the deletion commits.
- */
-export async function disableOrgChildren(db: Executor, orgId: string, now: Date): Promise<string[]> {
-  await db
-    .updateTable('brands')
-    .set({ deleted_at: now, updated_at: now })
-    .where('org_id', '=', orgId)
-    .where('deleted_at', 'is', null)
-    .execute();
-  const apps = await db
-    .updateTable('apps')
-    .set({ enabled: false, updated_at: now })
-    .where('org_id', '=', orgId)
-    .where('enabled', '=', true)
-    .returning('client_id')
-    .execute();
-  await db
-    .updateTable('connections')
-    .set({ enabled: false, updated_at: now })
-    .where('org_id', '=', orgId)
-    .where('enabled', '=', true)
-    .execute();
+/** Disables a deleted org's memberships (its brands, apps, … are disabled by their modules' handlers). */
+export async function disableOrgMemberships(db: Executor, orgId: string, now: Date): Promise<void> {
   await db
     .updateTable('org_members')
     .set({ disabled_at: now })
     .where('org_id', '=', orgId)
     .where('disabled_at', 'is', null)
     .execute();
-  return apps.map((a) => a.client_id);
 }
 
 // ---------------------------------------------------------------- roles
@@ -207,15 +183,6 @@ export async function deleteRole(db: Executor, id: string): Promise<void> {
 export interface MemberRow {
   user: UserRow;
   joinedAt: Date;
-}
-
-export async function findActiveUser(db: Executor, userId: string): Promise<UserRow | undefined> {
-  return db
-    .selectFrom('users')
-    .selectAll()
-    .where('id', '=', userId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
 }
 
 /** The active membership row, locked for the rest of the transaction. */

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { invitationsRoutes } from '../invitations/invitations.routes.js';
 import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { ORG_PERMISSIONS } from '../../http/permissions.js';
-import { requireSystemPermission, systemPermissions } from './org.guards.js';
+import { requireSystemPermission } from '../../http/guards.js';
+import { systemPermissions } from './org.guards.js';
 import { authErrors, errorResponses, listOf } from '../../http/schemas.js';
 import { auditExportRoutes } from './audit-log.export.js';
 import { auditLogRoutes } from './audit-log.routes.js';
@@ -16,8 +16,14 @@ import { slugAvailabilityRoutes } from './slug-availability.routes.js';
 import { systemPermissionsRoutes } from './system-permissions.routes.js';
 import { routeDoc } from '../../http/route-doc.js';
 
+/** Org-scoped route plugins of other modules, registered by src/app.ts (invitations). */
+export interface OrgsRoutesOptions {
+  /** Registered under `/:orgSlug` after the org's own routes, for members and as the admin mirror. */
+  orgScoped?: Array<FastifyPluginAsyncTypebox<OrgScopeOptions>>;
+}
+
 /** The routes under `/:orgSlug`, registered for members and again as the admin mirror. */
-const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, opts) => {
+const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions & OrgsRoutesOptions> = async (app, opts) => {
   const ctx = app.ctx;
   const scope = orgScope(ctx, opts);
 
@@ -70,13 +76,13 @@ const orgScopedRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (app, 
   await app.register(membersRoutes, scoped);
   await app.register(auditLogRoutes, scoped);
   await app.register(auditExportRoutes, scoped);
-  await app.register(invitationsRoutes, scoped);
+  for (const routes of opts.orgScoped ?? []) await app.register(routes, scoped);
 };
 
 const doc = routeDoc('Organizations');
 
 /** Organizations, their roles and members, the audit log, and the admin mirror of all of it. */
-export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const orgsRoutes: FastifyPluginAsyncTypebox<OrgsRoutesOptions> = async (app, opts) => {
   const ctx = app.ctx;
   const byUser = (req: { principal: { userId: string } | null }) =>
     req.principal ? `user:${req.principal.userId}` : undefined;
@@ -137,6 +143,7 @@ export const orgsRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   await app.register(slugAvailabilityRoutes);
   await app.register(systemPermissionsRoutes);
-  await app.register(orgScopedRoutes, { prefix: '/identity/organizations', admin: false });
-  await app.register(orgScopedRoutes, { prefix: '/admin/identity/organizations', admin: true });
+  const { orgScoped } = opts;
+  await app.register(orgScopedRoutes, { prefix: '/identity/organizations', admin: false, orgScoped });
+  await app.register(orgScopedRoutes, { prefix: '/admin/identity/organizations', admin: true, orgScoped });
 };

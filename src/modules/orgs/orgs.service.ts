@@ -8,17 +8,32 @@ import { BUILT_IN_ROLES } from '../../http/permissions.js';
 import { diff, recordMutation } from '../../events/outbox.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { appChangeCommitted, notifyAppChanged } from '../apps/apps.notify.js';
 import { fileTrackers, resolveFileId } from '../files/files.service.js';
 import * as q from './orgs.queries.js';
 import type { CreateOrgInput, OrgView, UpdateOrgInput } from './orgs.schemas.js';
 
 /**
- * Disables a module's resources of an org being deleted, inside the deletion's transaction. The
- * modules' handlers (webhooks, token gates) are registered by wiring.ts when it builds a context.
- * Must not call out over the network.
+ * What a handler of a deletion (an org's here, a brand's in brands.service.ts) gets besides the
+ * transaction: the context, the deletion's time (the deleted row's `deleted_at`), and `afterCommit`,
+ * for work that must wait for the commit (this instance's caches: `appChangeCommitted`).
  */
-export type OrgDeletedHandler = (trx: Trx, orgId: string, clock: Clock) => Promise<unknown>;
+export interface DeletionScope {
+  ctx: AppContext;
+  now: Date;
+  afterCommit(fn: () => void): void;
+}
+
+/**
+ * Disables a module's resources of an org being deleted, inside the deletion's transaction. The
+ * modules' handlers (brands, apps, connections, webhooks, token gates) are registered by wiring.ts
+ * when it builds a context. Must not call out over the network.
+ */
+export type OrgDeletedHandler = (
+  trx: Trx,
+  orgId: string,
+  clock: Clock,
+  deletion: DeletionScope,
+) => Promise<unknown>;
 const orgDeletedHandlers: OrgDeletedHandler[] = [];
 
 /** Registers a handler once (idempotent by reference). */
@@ -155,8 +170,9 @@ export async function updateOrg(
 }
 
 /**
- * Soft-deletes an org: brands deleted, their apps and connections disabled, memberships disabled, and every module's
- * registered handler run, in one transaction. The slug stays claimed until the reservation ends.
+ * Soft-deletes an org: memberships disabled and every module's registered handler run (brands
+ * deleted, their apps and connections disabled, webhooks and token gates disabled), in one
+ * transaction. The slug stays claimed until the reservation ends.
  */
 export async function deleteOrg(
   ctx: AppContext,
@@ -165,7 +181,8 @@ export async function deleteOrg(
   opts: { admin?: boolean } = {},
 ): Promise<void> {
   if (org.is_system) throw unprocessable('the system organization cannot be deleted');
-  const disabledApps = await ctx.db.transaction().execute(async (trx) => {
+  const afterCommit: Array<() => void> = [];
+  await ctx.db.transaction().execute(async (trx) => {
     const now = ctx.clock.now();
     if (!(await q.lockActiveOrg(trx, org.id))) throw notFound('organization');
     // "Owner only" (interface): `org.delete` through a custom role is not enough. The admin mirror
@@ -174,8 +191,9 @@ export async function deleteOrg(
       throw forbidden('org.delete', 'only the Owner can delete the organization');
     const deleted = await q.softDeleteOrg(trx, org.id, now);
     if (!deleted) throw notFound('organization');
-    const apps = await q.disableOrgChildren(trx, org.id, now);
-    for (const handler of orgDeletedHandlers) await handler(trx, org.id, ctx.clock);
+    await q.disableOrgMemberships(trx, org.id, now);
+    const deletion: DeletionScope = { ctx, now, afterCommit: (fn) => afterCommit.push(fn) };
+    for (const handler of orgDeletedHandlers) await handler(trx, org.id, ctx.clock, deletion);
     await recordMutation(trx, ctx.clock, {
       orgId: org.id,
       actorUserId,
@@ -187,9 +205,6 @@ export async function deleteOrg(
         slugReservedUntil: new Date(now.getTime() + defaults.orgSlugReservation * 1000).toISOString(),
       },
     });
-    // Every instance's client cache drops them when the deletion commits, not when entries expire.
-    await notifyAppChanged(ctx, trx, apps);
-    return apps;
   });
-  appChangeCommitted(ctx, disabledApps);
+  for (const fn of afterCommit) fn();
 }

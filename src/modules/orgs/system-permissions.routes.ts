@@ -6,7 +6,7 @@ import { systemPermissions } from './org.guards.js';
 import { routeDoc } from '../../http/route-doc.js';
 import { authErrors } from '../../http/schemas.js';
 import { credentialAllowsSystem } from './org-scope.js';
-import { requireKeyScope } from '../users/users.guards.js';
+import { requireKeyScope } from '../../http/guards.js';
 
 export const MySystemPermissions = Type.Object({
   permissions: Type.Array(

@@ -28,16 +28,15 @@ export function insertScope(
   return db.insertInto('brand_scopes').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export function updateScopeDescription(
+export function updateScope(
   db: Executor,
   brandId: string,
   name: string,
-  description: string,
-  now: Date,
+  set: { description: string; gate_policy_id: string | null; updated_at: Date },
 ): Promise<BrandScopeRow | undefined> {
   return db
     .updateTable('brand_scopes')
-    .set({ description, updated_at: now })
+    .set(set)
     .where('brand_id', '=', brandId)
     .where('name', '=', name)
     .returningAll()
@@ -57,17 +56,15 @@ export function deleteScope(
     .executeTakeFirst();
 }
 
-/** Client ids of the brand's live apps whose `allowedScopes` list `name`. */
-export async function appsUsingScope(db: Executor, brandId: string, name: string): Promise<string[]> {
+/** The brand's gated scopes: scope name → gate policy id (DESIGN §3 "Gates in tokens"). */
+export async function scopePolicies(db: Executor, brandId: string): Promise<Map<string, string>> {
   const rows = await db
-    .selectFrom('apps')
-    .select('client_id')
+    .selectFrom('brand_scopes')
+    .select(['name', 'gate_policy_id'])
     .where('brand_id', '=', brandId)
-    .where('deleted_at', 'is', null)
-    .where((eb) => eb(eb.val(name), '=', eb.fn.any('allowed_scopes')))
-    .orderBy('client_id')
+    .where('gate_policy_id', 'is not', null)
     .execute();
-  return rows.map((r) => r.client_id);
+  return new Map(rows.map((x) => [x.name, x.gate_policy_id as string]));
 }
 
 /** The brand's own scope vocabulary, name → description (the consent screen's words). */

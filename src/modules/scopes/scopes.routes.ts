@@ -71,14 +71,7 @@ export const scopesRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (a
       preHandler: guard.write('org.scopes.edit'),
     },
     async (req) =>
-      updateScope(
-        ctx,
-        req.org,
-        principalOf(req).userId,
-        req.params.brandSlug,
-        req.params.name,
-        req.body.description,
-      ),
+      updateScope(ctx, req.org, principalOf(req).userId, req.params.brandSlug, req.params.name, req.body),
   );
 
   app.delete(

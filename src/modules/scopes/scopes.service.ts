@@ -6,14 +6,20 @@ import { recordMutation } from '../../events/outbox.js';
 import { conflict, notFound, validationFailed } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { STANDARD_SCOPES } from '../../oidc/discovery.js';
+import { checkGatePolicyReference } from '../../oidc/gates.js';
 import { lockBrand, requireBrand } from '../brands/brands.service.js';
-import type { Scope, ScopeCreateBody } from './scopes.schemas.js';
+import type { Scope, ScopeCreateBody, ScopePatchBody } from './scopes.schemas.js';
 import * as q from './scopes.queries.js';
 
 type ScopeOut = Static<typeof Scope>;
 
 export function toScope(row: q.BrandScopeRow): ScopeOut {
-  return { name: row.name, description: row.description, createdAt: row.created_at.toISOString() };
+  return {
+    name: row.name,
+    description: row.description,
+    gatePolicyId: row.gate_policy_id,
+    createdAt: row.created_at.toISOString(),
+  };
 }
 
 export async function listScopes(ctx: AppContext, org: OrgRow, brandSlug: string) {
@@ -46,6 +52,7 @@ export async function createScope(
     ]);
   return ctx.db.transaction().execute(async (trx) => {
     const brand = await lockBrand(trx, org, brandSlug, 'share');
+    await checkGatePolicyReference(ctx, trx, org.id, body.gatePolicyId, 'gatePolicyId');
     const now = ctx.clock.now();
     const row = await q
       .insertScope(trx, {
@@ -54,6 +61,7 @@ export async function createScope(
         brand_id: brand.id,
         name: body.name,
         description: body.description,
+        gate_policy_id: body.gatePolicyId ?? null,
         created_at: now,
         updated_at: now,
       })
@@ -64,7 +72,7 @@ export async function createScope(
       action: 'brand.scope.created',
       resourceType: 'brand_scope',
       resourceId: row.id,
-      metadata: { brand: brand.slug, name: row.name },
+      metadata: { brand: brand.slug, name: row.name, gatePolicyId: row.gate_policy_id },
     });
     return toScope(row);
   });
@@ -76,14 +84,26 @@ export async function updateScope(
   actorUserId: string,
   brandSlug: string,
   name: string,
-  description: string,
+  body: Static<typeof ScopePatchBody>,
 ): Promise<ScopeOut> {
   return ctx.db.transaction().execute(async (trx) => {
     const brand = await lockBrand(trx, org, brandSlug, 'share');
     const before = await q.findScope(trx, brand.id, name);
     if (!before) throw notFound('scope');
-    if (before.description === description) return toScope(before);
-    const row = await q.updateScopeDescription(trx, brand.id, name, description, ctx.clock.now());
+    const description = body.description ?? before.description;
+    const gatePolicyId = body.gatePolicyId === undefined ? before.gate_policy_id : body.gatePolicyId;
+    const changed = [
+      ...(description !== before.description ? ['description'] : []),
+      ...(gatePolicyId !== before.gate_policy_id ? ['gatePolicyId'] : []),
+    ];
+    if (changed.length === 0) return toScope(before);
+    if (changed.includes('gatePolicyId'))
+      await checkGatePolicyReference(ctx, trx, org.id, gatePolicyId, 'gatePolicyId');
+    const row = await q.updateScope(trx, brand.id, name, {
+      description,
+      gate_policy_id: gatePolicyId,
+      updated_at: ctx.clock.now(),
+    });
     if (!row) throw notFound('scope');
     await recordMutation(trx, ctx.clock, {
       orgId: org.id,
@@ -91,7 +111,7 @@ export async function updateScope(
       action: 'brand.scope.updated',
       resourceType: 'brand_scope',
       resourceId: row.id,
-      metadata: { brand: brand.slug, name, changed: ['description'] },
+      metadata: { brand: brand.slug, name, changed },
     });
     return toScope(row);
   });
@@ -112,7 +132,8 @@ export async function deleteScope(
     const brand = await lockBrand(trx, org, brandSlug, 'update');
     const scope = await q.findScope(trx, brand.id, name);
     if (!scope) throw notFound('scope');
-    const users = await q.appsUsingScope(trx, brand.id, name);
+    if (!ctx.hooks.appsUsingScope) throw new Error('ctx.hooks.appsUsingScope is not wired');
+    const users = await ctx.hooks.appsUsingScope(trx, brand.id, name);
     if (users.length > 0)
       throw conflict('the scope is still listed in the allowedScopes of apps of this brand', {
         apps: users,

@@ -106,3 +106,19 @@ export async function findPolicyForCheck(
   if (!row || row.slug !== orgSlug || row.deleted_at !== null) return undefined;
   return { id: row.id, orgId: row.org_id, rule: row.rule };
 }
+
+/** The rules of these policies of the live org `orgSlug` (the token path's evaluation; others absent). */
+export function findPolicyRules(
+  db: Executor,
+  orgSlug: string,
+  policyIds: string[],
+): Promise<Array<{ id: string; rule: GatePolicyRow['rule'] }>> {
+  return db
+    .selectFrom('gate_policies as p')
+    .innerJoin('orgs as o', 'o.id', 'p.org_id')
+    .select(['p.id', 'p.rule'])
+    .where('p.id', 'in', policyIds)
+    .where('o.slug', '=', orgSlug)
+    .where('o.deleted_at', 'is', null)
+    .execute();
+}

@@ -8,6 +8,7 @@ import { routeDoc } from '../../http/route-doc.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import { isSolanaAddress } from '../../lib/solana.js';
 import { orgScope } from '../orgs/org-scope.js';
+import { attestPolicy } from './attestation.js';
 import { checkPolicy } from './gate-policies.check.js';
 import {
   CreatePolicyBody,
@@ -130,9 +131,11 @@ export const gatePoliciesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     `${PREFIX}/:policyId`,
     {
       schema: {
-        ...doc('deleteGatePolicy', 'Delete a gate policy'),
+        ...doc('deleteGatePolicy', 'Delete a gate policy', {
+          description: 'A policy that a brand scope or an app names cannot be deleted: 409 `conflict`.',
+        }),
         params: PolicyParams,
-        response: { 204: Type.Null(), ...authErrors },
+        response: { 204: Type.Null(), ...authErrors, ...errorResponses(409) },
       },
       preHandler: edit,
     },
@@ -168,7 +171,10 @@ export const gatePoliciesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const wallet = checkedWallet(req);
       const checker = gateCheckerOf(ctx);
       if (!checker) throw new Error('the token gate routes are not registered');
-      return checkPolicy(ctx, checker, req.params.orgSlug, req.params.policyId, wallet, refresh);
+      const { orgSlug, policyId } = req.params;
+      const result = await checkPolicy(ctx, checker, orgSlug, policyId, wallet, refresh);
+      if (req.query.attest !== 'true') return result;
+      return { ...result, attestation: await attestPolicy(ctx, orgSlug, policyId, wallet, result.hasAccess) };
     },
   );
 };

@@ -2,6 +2,7 @@ import { type Static, type TSchema, Type } from 'typebox';
 import { limits } from '../../config/defaults.js';
 import { Name, Nullable } from '../../http/schemas.js';
 import { RULE_MAX_GATES } from './policy-rule.js';
+import { Attest, Attestation } from './token-gates.schemas.js';
 
 const PathId = Type.String({ minLength: 1, maxLength: 100 });
 const Description = Type.String({ maxLength: limits.descriptionMax });
@@ -104,6 +105,7 @@ export const PolicyCheckQuery = Type.Object(
   {
     walletAddress: Type.String({ minLength: 1, maxLength: 100 }),
     refresh: Type.Optional(Type.Literal('true')),
+    attest: Attest,
   },
   { additionalProperties: false },
 );
@@ -112,5 +114,7 @@ export const PolicyCheckResultSchema = Type.Object({
   hasAccess: Type.Boolean(),
   /** Every distinct gate of the rule, each evaluated, in first-use order. */
   gates: Type.Array(PolicyGateResultSchema),
+  /** With `attest=true`: the policy's answer signed (claims `policy` and `has_access`, no per-gate detail). */
+  attestation: Attestation,
 });
 export type PolicyCheckResult = Static<typeof PolicyCheckResultSchema>;

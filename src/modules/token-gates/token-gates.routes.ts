@@ -9,9 +9,12 @@ import { validationFailed } from '../../http/errors.js';
 import { orgScope } from '../orgs/org-scope.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
 import { isSolanaAddress } from '../../lib/solana.js';
+import { attestGate } from './attestation.js';
 import { BoundedSet, type CheckAnswer, GateChecker, serializeCheckResult } from './token-gates.check.js';
+import type { CheckResult } from './token-gates.schemas.js';
 import {
   BulkCheckBody,
+  BulkCheckQuery,
   BulkCheckResultSchema,
   CheckParams,
   CheckQuery,
@@ -169,9 +172,10 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
           description:
             'Results are wallet-major in input order. Each request spends wallets × gates of the per-IP budget ' +
             '(6,000 a minute); balances share the single check’s cache, and what is missing is read in batches.',
-          rateLimits: ['gateBulkCheck'],
+          rateLimits: ['gateBulkCheck', 'gateAttest'],
         }),
         params: GateListParams,
+        querystring: BulkCheckQuery,
         body: BulkCheckBody,
         response: { 200: BulkCheckResultSchema, ...errorResponses(400, 404, 429, 502, 504) },
       },
@@ -188,18 +192,46 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
             message: 'must be a base58 Solana address (32 bytes)',
           },
         ]);
+      const source = ctx.rateLimits.source(req);
       const cost = walletAddresses.length * gateIds.length;
-      await ctx.rateLimits.consume('gateBulkCheck', ctx.rateLimits.source(req), reply, undefined, cost);
+      await ctx.rateLimits.consume('gateBulkCheck', source, reply, undefined, cost);
+      if (req.query.attest === 'true') {
+        const pairs = new Set(walletAddresses.flatMap((w) => gateIds.map((g) => `${w}:${g}`))).size;
+        await ctx.rateLimits.consume('gateAttest', source, reply, undefined, pairs);
+      }
       const results = await checker.checkMany(req.params.orgSlug, gateIds, walletAddresses);
-      return {
-        results: results.map((r, i) => ({
-          walletAddress: walletAddresses[Math.floor(i / gateIds.length)] as string,
-          gateId: gateIds[i % gateIds.length] as string,
-          ...r,
-        })),
-      };
+      const rows = results.map((r, i) => ({
+        walletAddress: walletAddresses[Math.floor(i / gateIds.length)] as string,
+        gateId: gateIds[i % gateIds.length] as string,
+        ...r,
+      }));
+      if (req.query.attest !== 'true') return { results: rows };
+      return { results: await attestRows(req.params.orgSlug, rows) };
     },
   );
+
+  /**
+   * One attestation per result. A repeated (wallet, gate) pair has the same claims and RS256 is
+   * deterministic, so each distinct pair is signed once; the signatures run on the libuv pool.
+   */
+  async function attestRows<R extends CheckResult & { walletAddress: string; gateId: string }>(
+    orgSlug: string,
+    rows: R[],
+  ): Promise<Array<R & { attestation: string }>> {
+    const signed = new Map<string, Promise<string>>();
+    const tokens = await Promise.all(
+      rows.map((r) => {
+        const key = `${r.walletAddress}:${r.gateId}`;
+        let p = signed.get(key);
+        if (!p) {
+          p = attestGate(ctx, orgSlug, r.gateId, r.walletAddress, r);
+          signed.set(key, p);
+        }
+        return p;
+      }),
+    );
+    return rows.map((r, i) => ({ ...r, attestation: tokens[i] as string }));
+  }
 
   app.get(
     `${PREFIX}/:gateId/check`,
@@ -223,6 +255,7 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         reply.header('access-control-expose-headers', CHECK_EXPOSED_HEADERS);
       const { orgSlug, gateId } = req.params;
       const refresh = req.query.refresh === 'true';
+      const attest = req.query.attest === 'true';
       // No reply: RateLimit-* go out only with a 429 here (the interface asks them of every answer on
       // the user routes only). Three more headers on every answer are a measurable part of this
       // route's cost; clients of the public check learn their budget from a refusal's headers.
@@ -233,13 +266,17 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const answer = limit
         ? limit.then(() => lookup(req, orgSlug, gateId, refresh))
         : lookup(req, orgSlug, gateId, refresh);
-      if (!(answer instanceof Promise)) {
+      if (!attest && !(answer instanceof Promise)) {
         sendAnswer(reply, answer);
         return;
       }
-      // Settles once the reply has gone out (as `return reply` in an async handler would).
-      return answer.then(async (a) => {
-        sendAnswer(reply, a);
+      // Settles once the reply has gone out (as `return reply` in an async handler would). An
+      // attestation signs the answer given, cached or fresh (the wallet was validated by lookup).
+      return Promise.resolve(answer).then(async (a) => {
+        const attestation = attest
+          ? await attestGate(ctx, orgSlug, gateId, req.query.walletAddress, a.result)
+          : undefined;
+        sendAnswer(reply, a, attestation);
         await reply;
       });
     },
@@ -253,9 +290,13 @@ const CHECK_EXPOSED_HEADERS = 'Age, Retry-After, RateLimit-Limit, RateLimit-Rema
  * The body is pre-serialised (a JSON string with a JSON content type is sent as is); the route's
  * schema still documents it, and serializeCheckResult can only write its three fields.
  */
-function sendAnswer(reply: FastifyReply, { result, ageSeconds }: CheckAnswer): void {
+function sendAnswer(reply: FastifyReply, { result, ageSeconds }: CheckAnswer, attestation?: string): void {
   if (ageSeconds !== undefined) reply.header('age', String(ageSeconds));
-  reply.header('content-type', 'application/json; charset=utf-8').send(serializeCheckResult(result));
+  const body = serializeCheckResult(result);
+  // A compact JWS is base64url and dots: nothing to escape.
+  reply
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(attestation === undefined ? body : `${body.slice(0, -1)},"attestation":"${attestation}"}`);
 }
 
 const queryAjv = makeAjv(true);

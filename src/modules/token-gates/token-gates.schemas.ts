@@ -84,10 +84,33 @@ export const GateListSchema = Type.Object({ items: Type.Array(TokenGateSchema), 
  */
 export const CheckParams = Type.Object({ orgSlug: Type.String(), gateId: Type.String() });
 
+/**
+ * `attest=true` on any check (single, policy, bulk) adds a signed `attestation` (DESIGN §3): a compact
+ * JWS (RS256, `typ: gate-attestation+jwt`, kid in the JWKS) over the answer given, valid 5 minutes.
+ */
+export const Attest = Type.Optional(
+  Type.Literal('true', {
+    description:
+      'With `true`, the answer carries `attestation`: a JWS of the answer signed with the issuer’s key (verify it with the JWKS).',
+  }),
+);
+/**
+ * The attestation of an answer: a compact JWS (RS256, header `typ: gate-attestation+jwt`, `kid` in
+ * the issuer's JWKS) with claims iss, sub (the wallet), gate or policy, org (slug), has_access, for a
+ * gate balance and reason, iat and exp = iat + 300. Present only with `attest=true`.
+ */
+export const Attestation = Type.Optional(
+  Type.String({
+    description:
+      'Only with `attest=true`: a compact JWS (RS256, `typ` gate-attestation+jwt, `kid` in the JWKS) with claims iss, sub (wallet), gate or policy, org, has_access, (for a gate) balance and reason, iat, exp = iat + 300.',
+  }),
+);
+
 export const CheckQuery = Type.Object(
   {
     walletAddress: Type.String({ minLength: 1, maxLength: 100 }),
     refresh: Type.Optional(Type.Literal('true')),
+    attest: Attest,
   },
   { additionalProperties: false },
 );
@@ -105,6 +128,7 @@ export const CheckResultSchema = Type.Object({
       Type.Literal('walletNotFound'),
     ]),
   ),
+  attestation: Attestation,
 });
 export interface CheckResult {
   hasAccess: boolean;
@@ -121,6 +145,8 @@ export const BulkCheckBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const BulkCheckQuery = Type.Object({ attest: Attest }, { additionalProperties: false });
+
 export const BulkCheckResultSchema = Type.Object({
   /** Wallet-major, in input order, duplicates kept. */
   results: Type.Array(
@@ -130,6 +156,8 @@ export const BulkCheckResultSchema = Type.Object({
       hasAccess: Type.Boolean(),
       balance: Nullable(Type.String()),
       reason: CheckResultSchema.properties.reason,
+      /** With `attest=true`: this result's own attestation. */
+      attestation: Attestation,
     }),
   ),
 });

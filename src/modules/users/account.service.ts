@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.js';
 import { notFound } from '../../http/errors.js';
 import { revokeUserTokens } from '../../oidc/revocation.js';
 import { identityHash } from '../../oidc/signin/identities.js';
+import { endUserSessions } from '../../oidc/signin/logout.js';
 import { deleteApiKeysOf } from '../api-keys/api-keys.queries.js';
 import * as q from './users.queries.js';
 
@@ -28,7 +29,8 @@ export async function deleteAccount(ctx: AppContext, userId: string): Promise<vo
     await deleteApiKeysOf(trx, userId);
     const signin = ctx.stores.signin.on(trx);
     await signin.walletChallenges.deleteOfUser(userId);
-    await signin.sessions.deleteOfUser(userId);
+    // Ended as logout ends them: the apps signed in through them get back-channel logout tokens.
+    await endUserSessions(ctx, trx, userId);
     await revokeUserTokens(ctx, trx, userId);
   });
 }

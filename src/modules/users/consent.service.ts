@@ -2,7 +2,6 @@ import type { AppContext } from '../../context.js';
 import { parseBearer } from '../../http/auth.js';
 import { invalidToken, notFound } from '../../http/errors.js';
 import { revokeConsentGrant } from '../../oidc/consent.js';
-import { findEnabledAppWithBrandSlug } from '../apps/apps.queries.js';
 
 export interface ConsentGrantView {
   id: string;
@@ -52,8 +51,9 @@ export async function verifyAppToken(ctx: AppContext, authorization: string | un
   if (!token) throw invalidToken('an access token from the client credentials grant is required');
   const claims = await ctx.verifyAccessToken(token);
   if (!claims || claims.sub !== claims.client_id) throw invalidToken();
-  const app = await findEnabledAppWithBrandSlug(ctx.db, claims.client_id as string);
+  // The issuer's client store (the apps module's SQL): a live, enabled app of a live brand.
+  const app = await ctx.stores.clients.find(claims.client_id as string);
   const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-  if (!app || !aud.includes(app.slug)) throw invalidToken();
-  return app.client_id;
+  if (!app || !aud.includes(app.brandSlug)) throw invalidToken();
+  return app.clientId;
 }

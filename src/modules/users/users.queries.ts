@@ -5,6 +5,7 @@ import type {
   ApiKeysTable,
   Executor,
   OAuthLinksTable,
+  UserPublicKeysTable,
   UserRow,
   UsersTable,
 } from '../../db/schema.js';
@@ -307,16 +308,7 @@ export async function insertPrimaryWallet(
 ): Promise<boolean> {
   const row = await db
     .insertInto('user_public_keys')
-    .values({
-      id: input.id,
-      user_id: input.userId,
-      blockchain: 'solana',
-      address: input.address,
-      label: null,
-      is_primary: true,
-      last_used_at: input.now,
-      created_at: input.now,
-    })
+    .values(walletRow({ ...input, label: null, isPrimary: true, lastUsedAt: input.now }))
     .onConflict((oc) => oc.doNothing())
     .returning('id')
     .executeTakeFirst();
@@ -485,4 +477,123 @@ export function walletsOfUsers(db: Executor, userIds: string[]) {
 
 export async function insertActivity(db: Executor, row: Insertable<ActivityTable>): Promise<void> {
   await db.insertInto('activity').values(row).execute();
+}
+
+// ---------------------------------------------------------------- the account's wallets (wallets.service.ts)
+
+const WALLET_VIEW = ['id', 'address', 'label', 'is_primary', 'last_used_at'] as const;
+
+/** Whether the user has a primary wallet. */
+export async function hasPrimaryWallet(db: Executor, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('user_public_keys')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('is_primary', '=', true)
+    .executeTakeFirst();
+  return !!row;
+}
+
+interface NewWallet {
+  id: string;
+  userId: string;
+  address: string;
+  label: string | null;
+  isPrimary: boolean;
+  now: Date;
+}
+
+function walletRow(w: NewWallet & { lastUsedAt: Date | null }): Insertable<UserPublicKeysTable> {
+  return {
+    id: w.id,
+    user_id: w.userId,
+    blockchain: 'solana',
+    address: w.address,
+    label: w.label,
+    is_primary: w.isPrimary,
+    last_used_at: w.lastUsedAt,
+    created_at: w.now,
+  };
+}
+
+/** Links a Solana wallet to the user; undefined when any account holds the address already. */
+export function insertWallet(db: Executor, input: NewWallet) {
+  return db
+    .insertInto('user_public_keys')
+    .values(walletRow({ ...input, lastUsedAt: null }))
+    .onConflict((oc) => oc.constraint('user_public_keys_address_key').doNothing())
+    .returning(WALLET_VIEW)
+    .executeTakeFirst();
+}
+
+/** The row holding a Solana address, locked until the transaction ends (it must exist). */
+export function lockWalletByAddress(db: Executor, address: string) {
+  return db
+    .selectFrom('user_public_keys')
+    .select(['id', 'user_id', 'is_primary'])
+    .where('blockchain', '=', 'solana')
+    .where('address', '=', address)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+}
+
+export async function deleteWallet(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('user_public_keys').where('id', '=', id).execute();
+}
+
+/** Makes the user's oldest wallet (if any) the primary one. */
+export async function promoteOldestWallet(db: Executor, userId: string): Promise<void> {
+  const next = await db
+    .selectFrom('user_public_keys')
+    .select('id')
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .executeTakeFirst();
+  if (next)
+    await db.updateTable('user_public_keys').set({ is_primary: true }).where('id', '=', next.id).execute();
+}
+
+/** The user's wallet `id` (id and address); with `lock`, locked until the transaction ends. */
+export function findWalletOf(db: Executor, userId: string, id: string, lock = false) {
+  const q = db
+    .selectFrom('user_public_keys')
+    .select(['id', 'address'])
+    .where('id', '=', id)
+    .where('user_id', '=', userId);
+  return (lock ? q.forUpdate() : q).executeTakeFirst();
+}
+
+/** Unsets the primary flag of the user's wallets other than `keepId`. */
+export async function unsetOtherPrimaryWallets(db: Executor, userId: string, keepId: string): Promise<void> {
+  await db
+    .updateTable('user_public_keys')
+    .set({ is_primary: false })
+    .where('user_id', '=', userId)
+    .where('is_primary', '=', true)
+    .where('id', '!=', keepId)
+    .execute();
+}
+
+export function updateWalletRow(
+  db: Executor,
+  id: string,
+  set: { label?: string | null; is_primary?: boolean },
+) {
+  return db
+    .updateTable('user_public_keys')
+    .set(set)
+    .where('id', '=', id)
+    .returning(WALLET_VIEW)
+    .executeTakeFirstOrThrow();
+}
+
+/** Deletes the user's wallet `id`; undefined when the user has no such wallet. */
+export function deleteWalletOf(db: Executor, userId: string, id: string) {
+  return db
+    .deleteFrom('user_public_keys')
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .returning(['is_primary'])
+    .executeTakeFirst();
 }

@@ -4,12 +4,17 @@ import { Type } from 'typebox';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { fieldErrors } from '../../http/error-handler.js';
 import { unauthorized, forbidden, validationFailed } from '../../http/errors.js';
-import { requireSystemPermission } from '../orgs/org.guards.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
-import { apiKeysRoutes } from '../api-keys/api-keys.routes.js';
 import { deleteAccount } from './account.service.js';
+import { sessionsRoutes } from './sessions.routes.js';
 import { listConsentGrants, revokeGrant, verifyAppToken } from './consent.service.js';
-import { authTimeOf, requestMeta, requireAccessToken, requireKeyScope } from './users.guards.js';
+import {
+  authTimeOf,
+  requestMeta,
+  requireAccessToken,
+  requireKeyScope,
+  requireSystemPermission,
+} from '../../http/guards.js';
 import {
   ActivityList,
   AppIdParams,
@@ -49,7 +54,7 @@ import {
 import {
   linkWallet,
   listPublicKeys,
-  removeWallet,
+  unlinkWallet,
   updateWallet,
   walletLinkChallenge,
 } from './wallets.service.js';
@@ -76,7 +81,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const read = [auth, requireKeyScope('users:read'), ctx.rateLimits.guard('usersMeRead', userOf)];
   const write = [auth, requireKeyScope('users:write'), ctx.rateLimits.guard('usersMeWrite', userOf)];
 
-  await app.register(apiKeysRoutes);
+  await app.register(sessionsRoutes);
 
   // Profile --------------------------------------------------------------------------------------
   for (const path of ['/users/current', '/users/me']) {
@@ -309,7 +314,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox = async (app) => {
       preHandler: write,
     },
     async (req, reply) => {
-      await removeWallet(ctx, principalOf(req).userId, req.params.id, req.body, requestMeta(req));
+      await unlinkWallet(ctx, principalOf(req).userId, req.params.id, req.body, requestMeta(req));
       return reply.code(204).send(null);
     },
   );

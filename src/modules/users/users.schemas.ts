@@ -138,6 +138,21 @@ export const ConsentGrant = Type.Object({
   updatedAt: Type.String(),
 });
 export const ConsentGrants = Type.Object({ items: Type.Array(ConsentGrant) });
+/** A browser session of the user (DESIGN.md §3 "Sessions, logout and wallet claims"). */
+export const UserSession = Type.Object({
+  id: Type.String(),
+  /** The brand's slug. */
+  brand: Type.String(),
+  createdAt: Type.String(),
+  lastSeenAt: Type.String(),
+  userAgent: Type.Optional(Type.String()),
+  ip: Type.Optional(Type.String()),
+  /** The session whose cookie came with this request (false on bearer-only calls). */
+  current: Type.Boolean(),
+});
+export const UserSessions = Type.Object({ items: Type.Array(UserSession) });
+export const SessionIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+
 export const AppIdParams = Type.Object({ appId: Type.String({ minLength: 1, maxLength: 200 }) });
 export const UserAppParams = Type.Object({
   userId: Type.String({ minLength: 1, maxLength: 64 }),

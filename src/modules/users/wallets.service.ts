@@ -1,15 +1,15 @@
 import { CONSOLE_BRAND_ID, CONSOLE_BRAND_SLUG } from '../../config/system.js';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
-import type { Executor, Trx } from '../../db/schema.js';
+import type { Trx } from '../../db/schema.js';
 import { ApiError, conflict, forbidden, notFound } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { assertSolanaAddress, badSignature } from '../../solana/siws.js';
 import { createWalletChallenge, verifyWalletProof } from '../../oidc/signin/wallet-challenges.js';
 import { WALLET_PROVIDER } from '../../providers/types.js';
-import { brandNameById } from '../brands/brands.queries.js';
 import { recordActivity } from './activity.js';
 import { presentPublicKey, type UserPublicKeyView } from './user.presenter.js';
+import * as q from './users.queries.js';
 import { lastSignInMethod, lockAndCountSignInMethods } from './users.service.js';
 
 export interface RequestMeta {
@@ -28,19 +28,13 @@ export const walletInUse = () =>
   );
 
 async function consoleBrand(ctx: AppContext) {
-  const brand = await brandNameById(ctx.db, CONSOLE_BRAND_ID);
-  return brand ?? { id: CONSOLE_BRAND_ID, slug: CONSOLE_BRAND_SLUG, name: 'Gatehouse Console' };
+  const brand = await ctx.stores.signin.brands.presentation(CONSOLE_BRAND_ID);
+  if (!brand) return { id: CONSOLE_BRAND_ID, slug: CONSOLE_BRAND_SLUG, name: 'Gatehouse Console' };
+  return { id: brand.id, slug: brand.slug, name: brand.name };
 }
 
 export async function listPublicKeys(ctx: AppContext, userId: string): Promise<UserPublicKeyView[]> {
-  const rows = await ctx.db
-    .selectFrom('user_public_keys')
-    .select(['id', 'address', 'label', 'is_primary', 'last_used_at'])
-    .where('user_id', '=', userId)
-    .orderBy('is_primary', 'desc')
-    .orderBy('created_at', 'asc')
-    .orderBy('id', 'asc')
-    .execute();
+  const rows = await q.walletsOfUsers(ctx.db, [userId]);
   return rows.map(presentPublicKey);
 }
 
@@ -89,16 +83,6 @@ async function withWalletProof<T>(
   return outcome.value;
 }
 
-async function hasPrimary(trx: Executor, userId: string): Promise<boolean> {
-  const row = await trx
-    .selectFrom('user_public_keys')
-    .select('id')
-    .where('user_id', '=', userId)
-    .where('is_primary', '=', true)
-    .executeTakeFirst();
-  return !!row;
-}
-
 /**
  * Links a wallet after a fresh proof over a link challenge. A wallet linked to another account is
  * 409 `wallet_in_use`; with `force: true` it moves to the caller, which needs (besides the wallet's
@@ -131,24 +115,17 @@ export async function linkWallet(
   }
   return withWalletProof(ctx, userId, input, async (trx, address) => {
     const label = input.label?.trim() || null;
-    const primary = !(await hasPrimary(trx, userId));
+    const primary = !(await q.hasPrimaryWallet(trx, userId));
     /** Links the wallet to the caller and records it; undefined when another account holds it. */
     const link = async () => {
-      const row = await trx
-        .insertInto('user_public_keys')
-        .values({
-          id: newId('upk_'),
-          user_id: userId,
-          blockchain: 'solana',
-          address,
-          label,
-          is_primary: primary,
-          last_used_at: null,
-          created_at: ctx.clock.now(),
-        })
-        .onConflict((oc) => oc.constraint('user_public_keys_address_key').doNothing())
-        .returning(['id', 'address', 'label', 'is_primary', 'last_used_at'])
-        .executeTakeFirst();
+      const row = await q.insertWallet(trx, {
+        id: newId('upk_'),
+        userId,
+        address,
+        label,
+        isPrimary: primary,
+        now: ctx.clock.now(),
+      });
       if (!row) return undefined;
       await recordActivity(trx, ctx.clock, {
         userId,
@@ -160,18 +137,12 @@ export async function linkWallet(
     };
     const linked = await link();
     if (linked) return linked;
-    const holder = await trx
-      .selectFrom('user_public_keys')
-      .select(['id', 'user_id', 'is_primary'])
-      .where('blockchain', '=', 'solana')
-      .where('address', '=', address)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
+    const holder = await q.lockWalletByAddress(trx, address);
     if (holder.user_id === userId) throw conflict('this wallet is already linked to your account');
     if (!input.force) throw walletInUse();
     // The wallet leaves the other account; if it was its primary, its oldest other wallet takes over.
-    await trx.deleteFrom('user_public_keys').where('id', '=', holder.id).execute();
-    if (holder.is_primary) await promoteOldest(trx, holder.user_id);
+    await q.deleteWallet(trx, holder.id);
+    if (holder.is_primary) await q.promoteOldestWallet(trx, holder.user_id);
     await recordActivity(trx, ctx.clock, {
       userId: holder.user_id,
       type: 'unlink_provider',
@@ -184,18 +155,6 @@ export async function linkWallet(
   });
 }
 
-async function promoteOldest(trx: Executor, userId: string): Promise<void> {
-  const next = await trx
-    .selectFrom('user_public_keys')
-    .select('id')
-    .where('user_id', '=', userId)
-    .orderBy('created_at', 'asc')
-    .orderBy('id', 'asc')
-    .executeTakeFirst();
-  if (next)
-    await trx.updateTable('user_public_keys').set({ is_primary: true }).where('id', '=', next.id).execute();
-}
-
 /** Label and primary flag. Setting one primary unsets the others in the same transaction. */
 export async function updateWallet(
   ctx: AppContext,
@@ -204,32 +163,13 @@ export async function updateWallet(
   patch: { label?: string | null; isPrimary?: boolean },
 ): Promise<UserPublicKeyView> {
   return ctx.db.transaction().execute(async (trx) => {
-    const key = await trx
-      .selectFrom('user_public_keys')
-      .select('id')
-      .where('id', '=', id)
-      .where('user_id', '=', userId)
-      .forUpdate()
-      .executeTakeFirst();
+    const key = await q.findWalletOf(trx, userId, id, true);
     if (!key) throw notFound('wallet');
-    if (patch.isPrimary === true) {
-      await trx
-        .updateTable('user_public_keys')
-        .set({ is_primary: false })
-        .where('user_id', '=', userId)
-        .where('is_primary', '=', true)
-        .where('id', '!=', id)
-        .execute();
-    }
+    if (patch.isPrimary === true) await q.unsetOtherPrimaryWallets(trx, userId, id);
     const set: { label?: string | null; is_primary?: boolean } = {};
     if (patch.label !== undefined) set.label = patch.label === null ? null : patch.label.trim() || null;
     if (patch.isPrimary !== undefined) set.is_primary = patch.isPrimary;
-    const row = await trx
-      .updateTable('user_public_keys')
-      .set(set)
-      .where('id', '=', id)
-      .returning(['id', 'address', 'label', 'is_primary', 'last_used_at'])
-      .executeTakeFirstOrThrow();
+    const row = await q.updateWalletRow(trx, id, set);
     return presentPublicKey(row);
   });
 }
@@ -239,31 +179,21 @@ export async function updateWallet(
  * method of the account cannot be removed (422). A removed primary passes primacy to the oldest
  * remaining wallet.
  */
-export async function removeWallet(
+export async function unlinkWallet(
   ctx: AppContext,
   userId: string,
   id: string,
   proof: { signature: string; signedMessage: string },
   meta: RequestMeta,
 ): Promise<void> {
-  const key = await ctx.db
-    .selectFrom('user_public_keys')
-    .select(['id', 'address'])
-    .where('id', '=', id)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const key = await q.findWalletOf(ctx.db, userId, id);
   if (!key) throw notFound('wallet');
   await withWalletProof(ctx, userId, { address: key.address, ...proof }, async (trx) => {
     const methods = await lockAndCountSignInMethods(trx, userId);
-    const removed = await trx
-      .deleteFrom('user_public_keys')
-      .where('id', '=', id)
-      .where('user_id', '=', userId)
-      .returning(['is_primary'])
-      .executeTakeFirst();
+    const removed = await q.deleteWalletOf(trx, userId, id);
     if (!removed) throw notFound('wallet');
     if (methods <= 1) throw lastSignInMethod();
-    if (removed.is_primary) await promoteOldest(trx, userId);
+    if (removed.is_primary) await q.promoteOldestWallet(trx, userId);
     await recordActivity(trx, ctx.clock, {
       userId,
       type: 'unlink_provider',

@@ -1,9 +1,10 @@
-import { type Selectable, sql } from 'kysely';
+import { type Insertable, type Selectable, sql } from 'kysely';
 export type { DeliveryStatus } from '../../db/schema.js';
 import type { Db, DeliveryStatus, Trx, WebhookDeliveriesTable, WebhooksTable } from '../../db/schema.js';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type NewDelivery = Insertable<WebhookDeliveriesTable>;
 type Conn = Db | Trx;
 
 /** Columns of a delivery that the API shows (never the lease or the body). */
@@ -109,7 +110,7 @@ export async function enabledWebhooksOfOrg(
     .execute();
 }
 
-export async function insertDeliveries(db: Conn, rows: DeliveryRow[]): Promise<void> {
+export async function insertDeliveries(db: Conn, rows: NewDelivery[]): Promise<void> {
   if (rows.length > 0) await db.insertInto('webhook_deliveries').values(rows).execute();
 }
 
@@ -119,7 +120,7 @@ export async function notifyWorkers(trx: Trx): Promise<void> {
 }
 
 /** Queues deliveries and wakes the workers (on commit) in one round trip: the outbox sink's hot path. */
-export async function insertDeliveriesAndNotify(trx: Trx, rows: DeliveryRow[]): Promise<void> {
+export async function insertDeliveriesAndNotify(trx: Conn, rows: NewDelivery[]): Promise<void> {
   if (rows.length === 0) return;
   const insert = trx.insertInto('webhook_deliveries').values(rows);
   await sql`with queued as (${insert}) select pg_notify(${WORKER_CHANNEL}, current_schema())`.execute(trx);
@@ -180,16 +181,22 @@ export async function listDeliveries(
   return { items, total: Number(count.n) };
 }
 
-/** A claimed attempt: the delivery plus what sending needs from its webhook. */
+/**
+ * A claimed attempt: the delivery plus what sending needs from its webhook. A back-channel logout
+ * delivery (kind `backchannel_logout`) has no webhook: its app instead, and no secret (the logout
+ * token it carries is signed with the issuer's key).
+ */
 export interface ClaimedAttempt {
   id: string;
-  webhook_id: string;
+  kind: 'webhook' | 'backchannel_logout';
+  webhook_id: string | null;
+  app_id: string | null;
   org_id: string;
   event: string;
   body: string;
   attempt_count: number;
   url: string;
-  secret_enc: string;
+  secret_enc: string | null;
 }
 
 /**
@@ -205,25 +212,26 @@ export async function claimDue(
   leaseUntil: Date,
   limit: number,
 ): Promise<ClaimedAttempt[]> {
+  // Each attempt goes to the current URL: a webhook's, or the app's back-channel logout URI (an app
+  // that changed it is told at the new one; one that removed it or was disabled is not told).
   const res = await sql<ClaimedAttempt>`
     update webhook_deliveries d
-       set attempt_count = d.attempt_count + 1, locked_until = ${leaseUntil}, url = w.url
-      from webhooks w
-     where w.id = d.webhook_id
-       and d.id in (
-         select dd.id
+       set attempt_count = d.attempt_count + 1, locked_until = ${leaseUntil}, url = c.url
+      from (
+         select dd.id, coalesce(ww.url, aa.backchannel_logout_uri) as url, ww.secret_enc
            from webhook_deliveries dd
-           join webhooks ww on ww.id = dd.webhook_id
+           left join webhooks ww on ww.id = dd.webhook_id
+           left join apps aa on aa.id = dd.app_id
           where dd.status = 'pending'
             and dd.next_attempt_at <= ${now}
             and (dd.locked_until is null or dd.locked_until <= ${now})
-            and ww.enabled
+            and (ww.enabled or (aa.enabled and aa.backchannel_logout_uri is not null))
           order by dd.next_attempt_at
           limit ${limit}
-          for update of dd skip locked)
-    returning d.id, d.webhook_id, d.org_id, d.event, d.body, d.attempt_count, w.url, w.secret_enc`.execute(
-    db,
-  );
+          for update of dd skip locked) c
+     where d.id = c.id
+    returning d.id, d.kind, d.webhook_id, d.app_id, d.org_id, d.event, d.body, d.attempt_count, c.url,
+              c.secret_enc`.execute(db);
   return res.rows;
 }
 
@@ -234,7 +242,9 @@ export async function attemptOf(db: Conn, deliveryId: string): Promise<ClaimedAt
     .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
     .select([
       'd.id',
+      'd.kind',
       'd.webhook_id',
+      'd.app_id',
       'd.org_id',
       'd.event',
       'd.body',
@@ -312,11 +322,14 @@ export async function recordRetry(
   return Number(res.numUpdatedRows) > 0;
 }
 
-/** The last attempt failed: the delivery takes that failure status for good. Returns its webhook id. */
+/**
+ * The last attempt failed: the delivery takes that failure status for good. Returns its webhook id
+ * (null for a back-channel logout delivery) and app id (null for a webhook's).
+ */
 export async function recordFinalFailure(
   trx: Trx,
   a: { id: string; attempt: number; status: DeliveryStatus; code: number | null; excerpt: string | null },
-): Promise<string | undefined> {
+): Promise<{ webhook_id: string | null; app_id: string | null } | undefined> {
   const row = await trx
     .updateTable('webhook_deliveries')
     .set({
@@ -329,9 +342,9 @@ export async function recordFinalFailure(
     .where('id', '=', a.id)
     .where('attempt_count', '=', a.attempt)
     .where('status', '=', 'pending')
-    .returning('webhook_id')
+    .returning(['webhook_id', 'app_id'])
     .executeTakeFirst();
-  return row?.webhook_id;
+  return row;
 }
 
 /** Counts one more exhausted delivery; returns the new count and whether the webhook is enabled. */

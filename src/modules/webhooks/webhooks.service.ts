@@ -336,7 +336,7 @@ export const webhookOutboxSink: EventSink = async (trx, event) => {
   const hooks = await q.enabledWebhooksOfOrg(trx, event.orgId);
   const targets = hooks.filter((h) => subscribes(h.events, event.type));
   if (targets.length === 0) return;
-  const rows: q.DeliveryRow[] = targets.map((h) => {
+  const rows: q.NewDelivery[] = targets.map((h) => {
     const id = uuid();
     return {
       id,

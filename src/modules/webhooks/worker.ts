@@ -2,7 +2,14 @@ import pg from 'pg';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { recordMutation } from '../../events/outbox.js';
-import { type AttemptResult, DeliveryClient, type DeliveryClientOptions, signedHeaders } from './delivery.js';
+import { signLogoutToken } from '../../oidc/logout-token.js';
+import {
+  type AttemptResult,
+  DeliveryClient,
+  type DeliveryClientOptions,
+  USER_AGENT,
+  signedHeaders,
+} from './delivery.js';
 import {
   autoDisable,
   bumpFailures,
@@ -199,26 +206,51 @@ export class WebhookWorker {
     }
   }
 
-  private secretOf(a: ClaimedAttempt): string {
-    const cached = this.secrets.get(a.webhook_id);
-    if (cached && cached.sealed === a.secret_enc) return cached.secret;
-    const secret = this.ctx.encryptor.decrypt(a.secret_enc, `webhook:${a.webhook_id}`);
+  private secretOf(webhookId: string, sealed: string): string {
+    const cached = this.secrets.get(webhookId);
+    if (cached && cached.sealed === sealed) return cached.secret;
+    const secret = this.ctx.encryptor.decrypt(sealed, `webhook:${webhookId}`);
     // Bounded: deleted webhooks' entries must not pile up.
     if (this.secrets.size >= defaults.webhookSecretCacheMax) this.secrets.clear();
-    this.secrets.set(a.webhook_id, { sealed: a.secret_enc, secret });
+    this.secrets.set(webhookId, { sealed, secret });
     return secret;
+  }
+
+  /**
+   * What one attempt sends. A webhook's stored envelope, signed with its secret; a back-channel
+   * logout delivery's stored claims become a logout token signed now (it lives 120 s, so every retry
+   * carries a fresh one with the same `jti`), posted as the form OpenID Back-Channel Logout 1.0 names.
+   */
+  private async attemptRequest(
+    a: ClaimedAttempt,
+  ): Promise<{ headers: Record<string, string>; body: string }> {
+    if (a.kind === 'backchannel_logout') {
+      const token = await signLogoutToken(this.ctx, JSON.parse(a.body));
+      return {
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'user-agent': USER_AGENT,
+          'cache-control': 'no-store',
+        },
+        body: new URLSearchParams({ logout_token: token }).toString(),
+      };
+    }
+    if (!a.webhook_id || !a.secret_enc) throw new Error('a webhook delivery without its webhook');
+    const secret = this.secretOf(a.webhook_id, a.secret_enc);
+    const headers = signedHeaders(
+      { id: a.id, event: a.event, body: a.body, secret },
+      this.ctx.clock.nowSec(),
+    );
+    return { headers, body: a.body };
   }
 
   /** Sends a claimed attempt and records its outcome. Used by the loop and by the test route. */
   async process(a: ClaimedAttempt): Promise<AttemptResult> {
     let result: AttemptResult;
     try {
-      const headers = signedHeaders(
-        { id: a.id, event: a.event, body: a.body, secret: this.secretOf(a) },
-        this.ctx.clock.nowSec(),
-      );
+      const { headers, body } = await this.attemptRequest(a);
       const started = performance.now();
-      result = await this.client.send(a.url, headers, a.body);
+      result = await this.client.send(a.url, headers, body);
       this.ctx.metrics.webhookLatency.observe(
         { outcome: result.status },
         (performance.now() - started) / 1000,
@@ -288,13 +320,15 @@ export class WebhookWorker {
       return;
     }
     await ctx.db.transaction().execute(async (trx) => {
-      const webhookId = await recordFinalFailure(trx, {
+      const failed = await recordFinalFailure(trx, {
         id: a.id,
         attempt: a.attempt_count,
         status: r.status,
         code: r.responseCode,
         excerpt: r.responseBodyExcerpt,
       });
+      if (failed?.app_id) return recordLogoutFailure(trx, ctx, a, failed.app_id, r);
+      const webhookId = failed?.webhook_id;
       if (!webhookId) return;
       const w = await bumpFailures(trx, webhookId);
       if (w?.enabled && w.consecutive_failures >= defaults.webhookAutoDisableAfter) {
@@ -368,4 +402,34 @@ export class WebhookWorker {
         }, 5000).unref();
     }
   }
+}
+
+/**
+ * A back-channel logout token that exhausted its retries: the audit log of the app's org says so
+ * (`app.backchannel_logout.failed`), where an operator reads it; the delivery row keeps the status.
+ */
+async function recordLogoutFailure(
+  trx: Parameters<typeof recordMutation>[0],
+  ctx: AppContext,
+  a: ClaimedAttempt,
+  appId: string,
+  r: AttemptResult,
+): Promise<void> {
+  const claims = JSON.parse(a.body) as { aud?: string; sid?: string };
+  await recordMutation(trx, ctx.clock, {
+    orgId: a.org_id,
+    actorUserId: null,
+    action: 'app.backchannel_logout.failed',
+    resourceType: 'app',
+    resourceId: appId,
+    metadata: {
+      clientId: claims.aud,
+      sid: claims.sid,
+      deliveryId: a.id,
+      url: a.url,
+      status: r.status,
+      responseCode: r.responseCode,
+      attempts: a.attempt_count,
+    },
+  });
 }

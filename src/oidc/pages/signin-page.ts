@@ -43,7 +43,7 @@ const SCRIPT_STRINGS: MessageKey[] = [
   'error.generic',
 ];
 
-const STANDARD_SCOPES = new Set(['openid', 'profile', 'email', 'offline_access', 'wallet']);
+const STANDARD_SCOPES = new Set(['openid', 'profile', 'email', 'offline_access', 'wallet', 'gates']);
 
 /**
  * The consent lines, honest about what the app will get: `email` is listed only when the account

@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.js';
 import { PROVIDER_TYPES, WALLET_PROVIDER } from '../../providers/types.js';
 import { type Client, loadClient } from '../clients.js';
 import { consentGrantOf, grantCovers } from '../consent.js';
+import { meetsRequirement, UNMET_REQUIREMENT } from '../gates.js';
 import { newFlowBinding } from './flow-state.js';
 import {
   KNOWN_STANDARD_SCOPES,
@@ -13,6 +14,7 @@ import {
 } from './interactions.js';
 import type { InteractionParams } from '../../db/schema.js';
 import { findSession } from './sessions.js';
+import { readIdTokenHint } from '../jwt.js';
 
 /**
  * The authorize endpoint as a pipeline of small checks. Errors about the client or the redirect URI
@@ -42,17 +44,29 @@ const PROVIDERS = new Set<string>([WALLET_PROVIDER, ...PROVIDER_TYPES]);
 /** base64url of a SHA-256 digest: 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const MAX_PARAM_LENGTH = 2048;
+/** An ID token with profile and wallet claims can pass 2 KB; /oauth2/logout takes the same 8 KB. */
+const MAX_LENGTH: Record<string, number> = { id_token_hint: 8192 };
 
-/** The query as given, duplicates kept (Fastify's parser would merge them into arrays). */
+/**
+ * The parameters as given, duplicates kept (Fastify's parser would merge them into arrays): the
+ * query of a GET, the form body of a POST (OIDC Core §3.1.2.1: both methods, same parameters).
+ */
 function rawParams(req: FastifyRequest): Map<string, string[]> {
-  const q = req.url.indexOf('?');
   const out = new Map<string, string[]>();
-  if (q < 0) return out;
-  for (const [k, v] of new URLSearchParams(req.url.slice(q + 1))) {
+  const add = (k: string, v: string) => {
     const list = out.get(k);
     if (list) list.push(v);
     else out.set(k, [v]);
+  };
+  if (req.method === 'POST') {
+    for (const [k, v] of Object.entries((req.body ?? {}) as Record<string, unknown>)) {
+      for (const one of Array.isArray(v) ? v : [v]) add(k, String(one));
+    }
+    return out;
   }
+  const q = req.url.indexOf('?');
+  if (q < 0) return out;
+  for (const [k, v] of new URLSearchParams(req.url.slice(q + 1))) add(k, v);
   return out;
 }
 
@@ -60,7 +74,8 @@ function single(params: Map<string, string[]>, name: string): string | undefined
   const v = params.get(name);
   if (!v) return undefined;
   if (v.length > 1) throw new Refusal('invalid_request', `${name} is given more than once`);
-  if (v[0].length > MAX_PARAM_LENGTH) throw new Refusal('invalid_request', `${name} is too long`);
+  if (v[0].length > (MAX_LENGTH[name] ?? MAX_PARAM_LENGTH))
+    throw new Refusal('invalid_request', `${name} is too long`);
   return v[0] === '' ? undefined : v[0];
 }
 
@@ -150,6 +165,11 @@ async function checkRequest(
   for (const [name, values] of params) {
     if (values.length > 1) throw new Refusal('invalid_request', `${name} is given more than once`);
   }
+  // Request objects are not supported (discovery says so); OIDC Core §6.1/§6.2 name the errors.
+  if (single(params, 'request') !== undefined)
+    throw new Refusal('request_not_supported', 'request objects are not supported');
+  if (single(params, 'request_uri') !== undefined)
+    throw new Refusal('request_uri_not_supported', 'request_uri is not supported');
   const responseType = single(params, 'response_type');
   if (!responseType) throw new Refusal('invalid_request', 'response_type is required');
   if (responseType !== 'code')
@@ -181,6 +201,12 @@ async function checkRequest(
     provider,
     uiLocales: single(params, 'ui_locales'),
   };
+  const hint = single(params, 'id_token_hint');
+  if (hint !== undefined) {
+    const named = await readIdTokenHint(ctx.keys, hint, ctx.config.issuer);
+    if (!named) throw new Refusal('invalid_request', 'id_token_hint is not an ID token of this issuer');
+    interactionParams.idTokenHintSub = named.sub;
+  }
   return { interactionParams, maxAge };
 }
 
@@ -198,16 +224,19 @@ async function proceed(
   const { prompt, scopes } = interactionParams;
   // The interaction is bound to this browser: only it may complete a provider sign-in.
   const binding = newFlowBinding();
-  const toSignin = (id: string): AuthorizeOutcome => ({
+  const toSignin = (id: string, page = ''): AuthorizeOutcome => ({
     kind: 'redirect',
-    location: `${ctx.config.baseUrl}/signin/${id}`,
+    location: `${ctx.config.baseUrl}/signin/${id}${page}`,
     binding: { interactionId: id, value: binding.value },
   });
   // prompt=login, and a session authenticated longer ago than max_age, need a fresh sign-in: the
   // session is not used (the new sign-in replaces it, with a new auth_time).
+  // An id_token_hint names the user the client expects: a session of anyone else is not used.
   const live =
     prompt === 'login' || prompt === 'select_account' ? null : await findSession(ctx, req, client.brandId);
-  const session = live && !tooOld(ctx, live.authTime, maxAge) ? live : null;
+  const hinted = interactionParams.idTokenHintSub;
+  const session =
+    live && !tooOld(ctx, live.authTime, maxAge) && (!hinted || hinted === live.userId) ? live : null;
   if (prompt === 'none' && !session) throw new Refusal('login_required', 'no active session for this brand');
   if (!session) {
     const id = await createInteraction(ctx, {
@@ -218,6 +247,9 @@ async function proceed(
     });
     return toSignin(id);
   }
+  // The app's required gate policy, before consent (DESIGN §3): with prompt=none straight back.
+  const meets = await meetsRequirement(ctx, client, session.userId);
+  if (prompt === 'none' && !meets) throw new Refusal('access_denied', UNMET_REQUIREMENT);
   const covered =
     client.firstParty || grantCovers(await consentGrantOf(ctx, session.userId, client.appId), scopes);
   if (prompt === 'none' && !covered)
@@ -229,6 +261,7 @@ async function proceed(
     session,
     bindingHash: binding.hash,
   });
+  if (!meets) return toSignin(id, '/unmet');
   if (covered && prompt !== 'consent') {
     return { kind: 'redirect', location: await finish(ctx, await loadInteraction(ctx, id)) };
   }

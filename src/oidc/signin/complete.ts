@@ -1,7 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { finish, type LoadedInteraction, needsConsent } from './interactions.js';
-import { createSession, destroyRequestSession, setSessionCookie } from './sessions.js';
+import { finish, type LoadedInteraction, needsConsent, withQuery } from './interactions.js';
+import { unmetRequirementRedirect } from './requirement.js';
+import { endSessions } from './logout.js';
+import {
+  createSession,
+  destroyRequestSession,
+  renewSession,
+  requestSession,
+  setSessionCookie,
+} from './sessions.js';
 import type { SigninStores } from './stores.js';
 
 export interface RequestMeta {
@@ -18,11 +26,14 @@ export interface SignedIn {
   userId: string;
   session: { id: string; token: string };
   authTime: Date;
+  /** The browser's session of another user that this sign-in replaces: ended after the commit. */
+  replaced: string | null;
 }
 
 /**
- * In the sign-in's transaction, once the account is known: marks it seen, replaces the browser's
- * session of the brand with a fresh one, puts the user on the interaction and records `sign_in`.
+ * In the sign-in's transaction, once the account is known: marks it seen, renews the browser's
+ * session of the brand when it is this user's (its `sid` stays; a fresh cookie and auth time) or
+ * opens a fresh one, puts the user on the interaction and records `sign_in`.
  */
 export async function openSession(
   tx: SigninStores,
@@ -34,9 +45,12 @@ export async function openSession(
   const { userId } = input;
   const brandId = loaded.client.brandId;
   await tx.accounts.touch(userId);
-  await destroyRequestSession(tx, req, brandId);
   const authTime = new Date(ctx.clock.nowSec() * 1000);
-  const session = await createSession(tx, ctx.clock, { userId, brandId, authTime });
+  const meta = { authTime, ...requestMeta(req) };
+  const previous = await requestSession(tx, ctx.clock, req, brandId);
+  if (!previous) await destroyRequestSession(tx, req, brandId); // an expired one's row
+  const renewed = previous?.userId === userId ? await renewSession(tx, ctx.clock, previous.id, meta) : null;
+  const session = renewed ?? (await createSession(tx, ctx.clock, { userId, brandId, ...meta }));
   await tx.interactions.attachUser(loaded.row.id, { userId, sessionId: session.id, authTime });
   await tx.accounts.recordActivity({
     userId,
@@ -44,7 +58,8 @@ export async function openSession(
     provider: input.provider,
     ...requestMeta(req),
   });
-  return { userId, session, authTime };
+  const replaced = previous && previous.userId !== userId ? previous.id : null;
+  return { userId, session, authTime, replaced };
 }
 
 /**
@@ -57,7 +72,19 @@ export async function continueSignedIn(
   loaded: LoadedInteraction,
   outcome: SignedIn,
 ): Promise<{ step: 'consent' } | { step: 'done'; redirectTo: string }> {
+  // Another user's session of this browser ends as logout ends it: its tokens revoked, its apps told.
+  if (outcome.replaced) await endSessions(ctx, [outcome.replaced]);
   setSessionCookie(ctx, reply, loaded.client.brandId, outcome.session.token);
+  const { params } = loaded;
+  if (params.idTokenHintSub && params.idTokenHintSub !== outcome.userId) {
+    // The client asked for the user its id_token_hint names (OIDC Core §3.1.2.1); someone else
+    // signed in. The browser keeps its new session, the client learns it is not that user's.
+    await ctx.stores.signin.interactions.complete(loaded.row.id, ctx.clock.now());
+    const error = 'login_required';
+    const description = 'a different user signed in than the id_token_hint names';
+    const query = { error, error_description: description, state: params.state, iss: ctx.config.issuer };
+    return { step: 'done', redirectTo: withQuery(params.redirectUri, query) };
+  }
   const signedIn: LoadedInteraction = {
     ...loaded,
     row: {
@@ -67,6 +94,8 @@ export async function continueSignedIn(
       auth_time: outcome.authTime,
     },
   };
+  const unmet = await unmetRequirementRedirect(ctx, signedIn, outcome.userId);
+  if (unmet) return { step: 'done', redirectTo: unmet };
   if (await needsConsent(ctx, signedIn)) return { step: 'consent' };
   return { step: 'done', redirectTo: await finish(ctx, signedIn) };
 }

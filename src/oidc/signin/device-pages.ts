@@ -11,6 +11,8 @@ import { type PageBrand, esc, fill, sendErrorPage, sendPage } from '../pages/htm
 import { type Locale, requestLocale, translator } from '../pages/i18n.js';
 import { pageBrand, signedInAs } from '../pages/page-data.js';
 import { consentLines } from '../pages/signin-page.js';
+import { meetsRequirement } from '../gates.js';
+import { sendUnmetPage } from './requirement.js';
 import { csrfTokenFor, findSession } from './sessions.js';
 
 /**
@@ -114,6 +116,13 @@ export async function devicePage(
     setFlowCookie(ctx, reply, 'device', DEVICE_CODE_FLOW, normalized, defaults.deviceCodeTtl);
     return reply.header('cache-control', 'no-store').redirect(`${ctx.config.baseUrl}/signin/${id}`, 302);
   }
+  if (!(await meetsRequirement(ctx, client, session.userId))) {
+    // The app's required gate policy fails: the device is refused now, the user told why.
+    await decideDevice(ctx, normalized, { approve: false, denial: 'requirement' });
+    endFlow(ctx, reply, 'device', DEVICE_CODE_FLOW);
+    reply.header('cache-control', 'no-store');
+    return sendUnmetPage(ctx, reply, { client, userId: session.userId, locale, back: null });
+  }
   const t = translator(locale);
   const brand = await pageBrand(ctx, client.brandId);
   const who = await signedInAs(ctx, session.userId);
@@ -163,8 +172,9 @@ export async function deviceDecision(
   const locale = requestLocale(req);
   const t = translator(locale);
   try {
-    const { client } = await decide(ctx, req, reply, body, decision, true);
+    const { client, unmet, userId } = await decide(ctx, req, reply, body, decision, true);
     endFlow(ctx, reply, 'device', DEVICE_CODE_FLOW);
+    if (unmet) return sendUnmetPage(ctx, reply, { client, userId, locale, back: null });
     return resultPage(reply, {
       brand: await pageBrand(ctx, client.brandId),
       locale,
@@ -212,11 +222,15 @@ async function decide(
       missing: ['csrf_token'],
     });
   }
-  const approve = decision === 'approve';
+  // An approval that the app's required gate policy refuses is a denial (DESIGN §3).
+  const unmet = decision === 'approve' && !(await meetsRequirement(ctx, client, session.userId));
+  const approve = decision === 'approve' && !unmet;
   const decided = await decideDevice(
     ctx,
     body.user_code,
-    approve ? { approve: true, userId: session.userId, authTime: session.authTime } : { approve: false },
+    approve
+      ? { approve: true, userId: session.userId, authTime: session.authTime }
+      : { approve: false, ...(unmet ? { denial: 'requirement' as const } : {}) },
   );
   if (!decided) throw notFound('device request');
   if (approve) {
@@ -227,5 +241,5 @@ async function decide(
       userAgent: typeof ua === 'string' ? ua : undefined,
     });
   }
-  return { client, status: decision === 'approve' ? 'approved' : 'denied' };
+  return { client, status: approve ? 'approved' : 'denied', unmet, userId: session.userId };
 }

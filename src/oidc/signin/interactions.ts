@@ -10,6 +10,7 @@ import { issueAuthorizationCode } from '../codes.js';
 import { consentGrantOf, grantConsent, grantCovers } from '../consent.js';
 import { STANDARD_SCOPES } from '../discovery.js';
 import { continueSignedIn, openSession, requestMeta } from './complete.js';
+import { unmetRequirementRedirect } from './requirement.js';
 import { findSession } from './sessions.js';
 import type { SigninStores } from './stores.js';
 import { issueWalletChallenge, redeemWalletProof } from './wallet-challenges.js';
@@ -21,6 +22,8 @@ export const STANDARD_SCOPE_DESCRIPTIONS: Record<string, string> = {
   profile: 'See your name, username and profile picture',
   email: 'See your email address',
   offline_access: 'Stay signed in and keep access when you are away',
+  wallet: 'See your wallet addresses',
+  gates: "See which of the organization's access requirements your wallets meet",
 };
 
 export interface InteractionView {
@@ -284,6 +287,10 @@ export async function decideConsent(
   const session = await findSession(ctx, req, client.brandId);
   if (!session || session.id !== row.session_id) {
     throw new ApiError(401, 'unauthorized', 'this browser is not signed in to this interaction');
+  }
+  if (decision === 'allow') {
+    const unmet = await unmetRequirementRedirect(ctx, loaded, row.user_id);
+    if (unmet) return { redirectTo: unmet };
   }
   if (row.kind === 'device') return { redirectTo: await finish(ctx, loaded) };
   if (decision === 'deny') {

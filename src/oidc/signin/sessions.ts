@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import type { Clock } from '../../lib/clock.js';
 import { sha256 } from '../../lib/hash.js';
 import { newId, newSecret } from '../../lib/ids.js';
-import type { SigninStores } from './stores.js';
+import type { SigninStores, StoredSession } from './stores.js';
 
 /**
  * Browser sessions, one per brand: a session of brand A never signs anyone in to brand B. The
@@ -33,8 +33,10 @@ export async function findSession(
 ): Promise<ActiveSession | null> {
   const token = req.cookies?.[sessionCookieName(brandId)];
   if (!token || token.length > 100) return null;
-  const row = await ctx.stores.signin.sessions.findLive(sha256(token), brandId, ctx.clock.now());
+  const now = ctx.clock.now();
+  const row = await ctx.stores.signin.sessions.findLive(sha256(token), brandId, now);
   if (!row) return null;
+  await ctx.stores.signin.sessions.touch(row.id, now, defaults.sessionSeenGranularity);
   return { ...row, authTime: Math.floor(row.authTime.getTime() / 1000), token };
 }
 
@@ -42,7 +44,7 @@ export async function findSession(
 export async function createSession(
   stores: SigninStores,
   clock: Clock,
-  input: { userId: string; brandId: string; authTime: Date },
+  input: { userId: string; brandId: string; authTime: Date; userAgent?: string; ip?: string },
 ): Promise<{ id: string; token: string }> {
   const token = newSecret();
   const now = clock.now();
@@ -55,8 +57,44 @@ export async function createSession(
     authTime: input.authTime,
     createdAt: now,
     expiresAt: new Date(now.getTime() + defaults.sessionTtl * 1000),
+    // Shown to the user in their session list; bounded so a header cannot bloat the row.
+    userAgent: input.userAgent?.slice(0, 300) ?? null,
+    ip: input.ip ?? null,
   });
   return { id, token };
+}
+
+/** The live session of `brandId` that the request's cookie names, read on the caller's stores. */
+export function requestSession(
+  stores: SigninStores,
+  clock: Clock,
+  req: FastifyRequest,
+  brandId: string,
+): Promise<StoredSession | null> {
+  const token = req.cookies?.[sessionCookieName(brandId)];
+  if (!token || token.length > 100) return Promise.resolve(null);
+  return stores.sessions.findLive(sha256(token), brandId, clock.now());
+}
+
+/**
+ * The same user signed in again: the session keeps its id, with a fresh cookie (returned) and auth
+ * time; null when it ended meanwhile (a logout in another tab).
+ */
+export async function renewSession(
+  stores: SigninStores,
+  clock: Clock,
+  id: string,
+  input: { authTime: Date; userAgent?: string; ip?: string },
+): Promise<{ id: string; token: string } | null> {
+  const token = newSecret();
+  const renewed = await stores.sessions.renew(id, {
+    tokenHash: sha256(token),
+    authTime: input.authTime,
+    now: clock.now(),
+    userAgent: input.userAgent?.slice(0, 300) ?? null,
+    ip: input.ip ?? null,
+  });
+  return renewed ? { id, token } : null;
 }
 
 /** Ends the session the request's cookie names for `brandId`, if any (a new sign-in replaces it). */
@@ -68,6 +106,38 @@ export async function destroyRequestSession(
   const token = req.cookies?.[sessionCookieName(brandId)];
   if (!token || token.length > 100) return;
   await stores.sessions.deleteByToken(sha256(token), brandId);
+}
+
+const SESSION_COOKIE = /^gh_session_([A-Za-z0-9_]{1,100})$/;
+
+/**
+ * The session cookies the request brought, one per brand, at most `defaults.maxSessionCookies`:
+ * only well-formed names and values count.
+ */
+export function requestSessionCookies(req: FastifyRequest): { brandId: string; token: string }[] {
+  const found: { brandId: string; token: string }[] = [];
+  for (const [name, value] of Object.entries(req.cookies ?? {})) {
+    const brandId = SESSION_COOKIE.exec(name)?.[1];
+    if (!brandId || typeof value !== 'string' || !value || value.length > 100) continue;
+    found.push({ brandId, token: value });
+    if (found.length === defaults.maxSessionCookies) break;
+  }
+  return found;
+}
+
+/** The SHA-256 of every session cookie the request brought (any brand): marks the caller's sessions. */
+export function requestSessionHashes(req: FastifyRequest): string[] {
+  return requestSessionCookies(req).map((c) => sha256(c.token));
+}
+
+/** Clears the browser's cookie of a brand's session (the session itself is ended elsewhere). */
+export function clearSessionCookie(ctx: AppContext, reply: FastifyReply, brandId: string): void {
+  reply.clearCookie(sessionCookieName(brandId), {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: ctx.config.baseUrl.startsWith('https:'),
+  });
 }
 
 /** HttpOnly, SameSite=Lax, Secure when BASE_URL is https, for the session's lifetime. */

@@ -19,6 +19,7 @@ import { sendErrorPage, sendExpiredSigninPage } from '../pages/html.js';
 import { providerNotice, requestLocale, translator } from '../pages/i18n.js';
 import { pageBrand, signedInAs } from '../pages/page-data.js';
 import { renderSigninPage } from '../pages/signin-page.js';
+import { unmetRequirementPage } from './requirement.js';
 import { routeDoc } from '../../http/route-doc.js';
 
 const oauth = routeDoc('OAuth');
@@ -50,7 +51,15 @@ const AuthorizeQuery = Type.Object({
   prompt: Type.Optional(Type.String({ description: 'none, login, consent or select_account' })),
   login_hint: Type.Optional(Type.String()),
   provider: Type.Optional(Type.String({ description: 'skip the method choice and go to this provider' })),
+  max_age: Type.Optional(Type.String({ description: 'seconds; an older sign-in is asked again' })),
+  id_token_hint: Type.Optional(
+    Type.String({ description: 'an ID token of the user expected to be signed in' }),
+  ),
+  ui_locales: Type.Optional(Type.String()),
 });
+
+/** The authorize parameters as the parser hands them over (a repeated one as a list, then refused). */
+const AuthorizeParams = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]));
 
 /** An OAuth error as JSON, or the error page a browser sees. */
 const OAuthErrorOrPage = Type.Unsafe<unknown>({
@@ -93,51 +102,66 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const sameOrigin = sameOriginGuard(ctx);
   const walletLimit = ctx.rateLimits.guard('signinWallet', (req) => ctx.rateLimits.source(req));
 
-  app.get(
-    '/oauth2/authorize',
-    {
+  const authorizeLimit = ctx.rateLimits.guard('authorize', (req) => ctx.rateLimits.source(req));
+  // GET with the query, or POST with the same parameters as a form (OIDC Core §3.1.2.1): a
+  // top-level form post from the app's page, so the interaction routes' Origin rule does not apply.
+  for (const method of ['GET', 'POST'] as const) {
+    const get = method === 'GET';
+    app.route({
+      method,
+      url: '/oauth2/authorize',
       schema: {
-        ...oauth('authorize', 'Start a sign-in (OAuth 2.0 authorization code with PKCE)', {
-          docQuery: AuthorizeQuery,
-          description:
-            'Redirects (302) to the hosted sign-in, or back to `redirect_uri` with `code` and `state` (or an OAuth error). An unknown client or redirect URI is never redirected: 400, as JSON when the caller asks for it, else an HTML page. Public apps must send PKCE (`S256`).',
-        }),
-        // Parsed from the raw query by the handler, so duplicates can be refused.
-        querystring: Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())])),
+        ...oauth(
+          get ? 'authorize' : 'authorizePost',
+          get
+            ? 'Start a sign-in (OAuth 2.0 authorization code with PKCE)'
+            : 'Start a sign-in, parameters as a form (OpenID Connect Core §3.1.2.1)',
+          {
+            ...(get ? { docQuery: AuthorizeQuery } : {}),
+            description:
+              'Redirects (302) to the hosted sign-in, or back to `redirect_uri` with `code` and `state` (or an OAuth error). An unknown client or redirect URI is never redirected: 400, as JSON when the caller asks for it, else an HTML page. Public apps must send PKCE (`S256`). `request` and `request_uri` are refused (`request_not_supported`, `request_uri_not_supported`); `id_token_hint` must name the signed-in user (else `login_required` with `prompt=none`, or a fresh sign-in). POST takes the same parameters as a form body.',
+          },
+        ),
+        // Parsed from the raw query (or form) by the handler, so duplicates can be refused.
+        ...(get ? { querystring: AuthorizeParams } : { body: AuthorizeParams }),
         response: { 302: Type.Null(), 400: OAuthErrorOrPage, 429: OAuthErrorBody },
       },
-      preHandler: ctx.rateLimits.guard('authorize', (req) => ctx.rateLimits.source(req)),
-    },
-    async (req, reply) => {
-      const outcome = await authorize(ctx, req);
-      reply.header('cache-control', 'no-store');
-      if (outcome.kind === 'redirect') {
-        if (outcome.binding)
-          setFlowCookie(
-            ctx,
-            reply,
-            'interaction',
-            outcome.binding.interactionId,
-            outcome.binding.value,
-            defaults.interactionTtl,
-          );
-        return reply.redirect(outcome.location, 302);
-      }
-      if (wantsJson(req)) {
-        reply.errorCode = outcome.error;
-        return reply.code(400).send({ error: outcome.error, error_description: outcome.description });
-      }
-      // The redirect URI is not trusted here, but a known client's brand themes the page.
-      const query = req.query as Record<string, string | string[]>;
-      const clientId = typeof query.client_id === 'string' ? query.client_id : undefined;
-      const client = clientId && clientId.length <= 200 ? await loadClient(ctx, clientId) : null;
-      const uiLocales = typeof query.ui_locales === 'string' ? query.ui_locales : undefined;
-      return sendErrorPage(reply, 400, outcome.error, outcome.description, undefined, {
-        brand: client ? await pageBrand(ctx, client.brandId) : null,
-        locale: requestLocale(req, uiLocales),
-      });
-    },
-  );
+      // A POST with no body is answered like a GET without parameters (the error page).
+      preValidation: async (req) => {
+        req.body ??= {};
+      },
+      preHandler: authorizeLimit,
+      handler: async (req, reply) => {
+        const outcome = await authorize(ctx, req);
+        reply.header('cache-control', 'no-store');
+        if (outcome.kind === 'redirect') {
+          if (outcome.binding)
+            setFlowCookie(
+              ctx,
+              reply,
+              'interaction',
+              outcome.binding.interactionId,
+              outcome.binding.value,
+              defaults.interactionTtl,
+            );
+          return reply.redirect(outcome.location, 302);
+        }
+        if (wantsJson(req)) {
+          reply.errorCode = outcome.error;
+          return reply.code(400).send({ error: outcome.error, error_description: outcome.description });
+        }
+        // The redirect URI is not trusted here, but a known client's brand themes the page.
+        const query = ((get ? req.query : req.body) ?? {}) as Record<string, string | string[]>;
+        const clientId = typeof query.client_id === 'string' ? query.client_id : undefined;
+        const client = clientId && clientId.length <= 200 ? await loadClient(ctx, clientId) : null;
+        const uiLocales = typeof query.ui_locales === 'string' ? query.ui_locales : undefined;
+        return sendErrorPage(reply, 400, outcome.error, outcome.description, undefined, {
+          brand: client ? await pageBrand(ctx, client.brandId) : null,
+          locale: requestLocale(req, uiLocales),
+        });
+      },
+    });
+  }
 
   app.get(
     '/interactions/:id',
@@ -265,6 +289,26 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (err instanceof ApiError && err.status === 404) {
           return sendExpiredSigninPage(reply, { locale: requestLocale(req) });
         }
+        throw err;
+      }
+    },
+  );
+
+  app.get(
+    '/signin/:id/unmet',
+    {
+      schema: {
+        hide: true,
+        params: InteractionId,
+        response: { ...HtmlOrRedirect, 403: Type.String() },
+      },
+    },
+    async (req, reply) => {
+      try {
+        return await unmetRequirementPage(ctx, req, reply, await loadInteraction(ctx, req.params.id));
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 404)
+          return sendExpiredSigninPage(reply, { locale: requestLocale(req) });
         throw err;
       }
     },

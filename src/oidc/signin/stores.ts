@@ -50,10 +50,53 @@ export interface StoredSession {
   authTime: Date;
 }
 
+/** A session as its user sees it in the list (GET /users/me/sessions). */
+export interface ListedSession {
+  id: string;
+  brandSlug: string;
+  createdAt: Date;
+  lastSeenAt: Date;
+  userAgent: string | null;
+  ip: string | null;
+  /** Its cookie's hash is one of those the request brought. */
+  current: boolean;
+}
+
+/** A session that was ended, with the apps that were issued tokens in it. */
+export interface EndedSession extends StoredSession {
+  clientIds: string[];
+}
+
 export interface SessionStore {
-  insert(row: StoredSession & { tokenHash: string; createdAt: Date; expiresAt: Date }): Promise<void>;
+  insert(
+    row: StoredSession & {
+      tokenHash: string;
+      createdAt: Date;
+      expiresAt: Date;
+      userAgent: string | null;
+      ip: string | null;
+    },
+  ): Promise<void>;
   /** A live session of the brand by its cookie's hash, whose user is not deleted. */
   findLive(tokenHash: string, brandId: string, now: Date): Promise<StoredSession | null>;
+  /** A live session by id (whatever the brand). */
+  find(id: string, now: Date): Promise<StoredSession | null>;
+  /**
+   * The same user signed in again (prompt=login, max_age): the session keeps its id (the `sid` apps
+   * hold) and gets a fresh cookie, auth time, browser and last use. False when it has just ended.
+   */
+  renew(
+    id: string,
+    f: { tokenHash: string; authTime: Date; now: Date; userAgent: string | null; ip: string | null },
+  ): Promise<boolean>;
+  /** Sets `lastSeenAt` to now unless it was set less than `granularity` seconds ago. */
+  touch(id: string, now: Date, granularity: number): Promise<void>;
+  /** The user's live sessions on every brand, newest first; `currentHashes` mark the caller's. */
+  listOfUser(userId: string, now: Date, currentHashes: string[]): Promise<ListedSession[]>;
+  /** Ids of the user's sessions (live or not). */
+  idsOfUser(userId: string): Promise<string[]>;
+  /** Deletes the sessions, returning each with the apps that were issued tokens in it. */
+  end(ids: string[]): Promise<EndedSession[]>;
   deleteByToken(tokenHash: string, brandId: string): Promise<void>;
   /** Every session of the user, on every brand. */
   deleteOfUser(userId: string): Promise<number>;

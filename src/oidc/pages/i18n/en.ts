@@ -71,6 +71,18 @@ export const en = {
   'scope.email': 'See your email address ({email})',
   'scope.offline_access': 'Stay connected when you are not using the app',
   'scope.wallet': 'See your wallet addresses',
+  'scope.gates': "See which of {brand}'s access requirements your wallets meet",
+
+  // An app's required gate policy not met (DESIGN §3 "Gates in tokens")
+  'unmet.title': "You can't sign in to {app} with this account",
+  'unmet.lead':
+    '{app} is open to accounts with a wallet that meets its access requirement, and none of the wallets linked to your account meets it.',
+  'unmet.noWallet':
+    '{app} is open to accounts with a wallet that meets its access requirement, and your account has no wallet linked.',
+  'unmet.requirement': 'What {app} requires',
+  'unmet.hint':
+    'If a wallet of yours meets it, sign in with that wallet or link it to your account, then try again. Holdings are checked again within 5 minutes.',
+  'unmet.device': 'The device was not connected. You can close this page.',
 
   // Device
   'device.title': 'Connect a device',

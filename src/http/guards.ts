@@ -1,10 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
-import { parseBearer, principalOf } from '../../http/auth.js';
-import { forbidden } from '../../http/errors.js';
-import { declareKeyScope } from '../../http/key-scopes.js';
-import { apiKeyAllows } from '../../http/permissions.js';
-import { documentGuard } from '../../http/route-doc.js';
+import type { AppContext } from '../context.js';
+import { parseBearer, principalOf } from './auth.js';
+import { forbidden } from './errors.js';
+import { declareKeyScope } from './key-scopes.js';
+import { type AdminPermission, apiKeyAllows } from './permissions.js';
+import { documentGuard } from './route-doc.js';
 
 /**
  * A user API key with scopes may use a `/users/*` route only when one of them allows it:
@@ -50,4 +51,17 @@ export function authTimeOf(req: FastifyRequest): number | undefined {
 export function requestMeta(req: FastifyRequest): { ip?: string; userAgent?: string } {
   const ua = req.headers['user-agent'];
   return { ip: req.ip, ...(typeof ua === 'string' && ua ? { userAgent: ua } : {}) };
+}
+
+/** preHandler for system routes (`/admin/...`, user lookups). */
+export function requireSystemPermission(ctx: AppContext, permission: AdminPermission) {
+  const guard = async function systemPermissionGuard(req: FastifyRequest): Promise<void> {
+    const principal = principalOf(req);
+    if (!ctx.hooks.systemPermissions) throw new Error('ctx.hooks.systemPermissions is not wired');
+    const sys = await ctx.hooks.systemPermissions(principal.userId);
+    if (!sys.has(permission)) throw forbidden(permission);
+    if (principal.kind === 'api_key' && !apiKeyAllows(principal.scopes, permission))
+      throw forbidden(permission, 'the API key scopes do not allow this');
+  };
+  return documentGuard(declareKeyScope(guard, [permission]), { kind: 'systemPermission', permission });
 }

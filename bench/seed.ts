@@ -1,0 +1,136 @@
+/**
+ * What the benchmarks that start Gatehouse as a child share: the seeded org, brand and confidential
+ * app, dropping the schema afterwards, and a process's CPU time from /proc.
+ */
+import { readFileSync } from 'node:fs';
+
+export const CLIENT_ID = 'bench-client';
+export const CLIENT_SECRET = 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz';
+export const SCOPE = 'orders:read';
+
+/** With BENCH_CPU_PROF=<dir>, the Gatehouse child writes a V8 CPU profile there when it stops. */
+export function profileArgs(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
+/**
+ * The environment of a Gatehouse child in production mode on `port`: default logging (a line per
+ * request; the caller writes stdout to a file, as a deployment would), the rate limiter running but
+ * never refusing, and on DATABASE_URL a fresh schema named from `schemaPrefix`.
+ */
+export function gatehouseEnv(
+  port: number,
+  dataDir: string,
+  schemaPrefix: string,
+): Record<string, string | undefined> {
+  return {
+    ...process.env,
+    NODE_ENV: 'production',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    DATA_DIR: dataDir,
+    ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64'),
+    RATE_LIMIT_MULTIPLIER: '1000000',
+    ...(process.env.DATABASE_URL ? { DATABASE_SCHEMA: `${schemaPrefix}${Date.now().toString(36)}` } : {}),
+  };
+}
+
+/** Creates the Gatehouse schema, a brand and a confidential client-credentials app, then closes. */
+export async function seedGatehouse<T = void>(
+  env: Record<string, string | undefined>,
+  more?: (ctx: import('../src/context.js').AppContext) => Promise<T>,
+): Promise<T | undefined> {
+  const { loadConfig } = await import('../src/config/index.js');
+  const { createContext, closeContext } = await import('../src/wiring.js');
+  const { sha256 } = await import('../src/lib/hash.js');
+  const ctx = await createContext(
+    loadConfig(env as Record<string, string>, () => {}),
+    { warn: () => {} },
+  );
+  const now = new Date();
+  await ctx.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('orgs')
+      .values({
+        id: 'org_bench',
+        name: 'Bench',
+        slug: 'bench',
+        slug_claim: 'bench',
+        description: null,
+        icon_file_id: null,
+        created_by: 'bench',
+        payment_product_id: null,
+        payment_customer_id: null,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      })
+      .execute();
+    await trx
+      .insertInto('brands')
+      .values({
+        id: 'brand_bench',
+        org_id: 'org_bench',
+        slug: 'bench',
+        name: 'Bench',
+        oauth_callback_id: 'bench',
+        logo_file_id: null,
+        primary_color: null,
+        support_email: null,
+        privacy_policy_url: null,
+        terms_url: null,
+        provider_order: ['solana'],
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      })
+      .execute();
+    await trx
+      .insertInto('apps')
+      .values({
+        id: 'app_bench',
+        org_id: 'org_bench',
+        brand_id: 'brand_bench',
+        client_id: CLIENT_ID,
+        client_secret_hash: sha256(CLIENT_SECRET),
+        name: 'Bench service',
+        type: 'service',
+        is_confidential: true,
+        redirect_uris: [],
+        allowed_grant_types: ['client_credentials'],
+        allowed_scopes: [SCOPE],
+        enabled: true,
+        first_party: false,
+        description: null,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      })
+      .execute();
+  });
+  const extra = more ? await more(ctx) : undefined;
+  await closeContext(ctx);
+  return extra;
+}
+
+export async function dropSchema(env: Record<string, string | undefined>): Promise<void> {
+  if (!env.DATABASE_URL || !env.DATABASE_SCHEMA) return;
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: env.DATABASE_URL });
+  await client.connect();
+  await client.query(`drop schema if exists "${env.DATABASE_SCHEMA}" cascade`);
+  await client.end();
+}
+
+/** CPU seconds (user + system) a process has used so far; null where /proc is not available. */
+export function cpuSeconds(pid: number | undefined): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * The full wallet sign-in flow, as many browsers at once would run it against Gatehouse in production
+ * mode (default logging, to a file) as a child process:
+ *   GET /oauth2/authorize → POST /interactions/:id/wallet/challenge → Ed25519-sign the SIWS message
+ *   (node:crypto, as the tests' wallets) → POST /interactions/:id/wallet/verify (first-party app: no
+ *   consent step; the answer carries the code) → POST /oauth2/token (PKCE) → tokens.
+ *   DATABASE_URL=postgres://… node --import tsx bench/signin-flow.ts [--duration 5] [--browsers 50]
+ * Each browser keeps one wallet (a returning user after its first flow) and starts every flow
+ * without cookies. Flows/s
+ * counts completed token responses; the server's CPU per flow is read from /proc. The signatures are
+ * made in this process, which shares the machine's cores with the server.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import bs58 from 'bs58';
+import { freePort, numberArg, pct, waitForHttp } from './lib.js';
+import { report } from './report.js';
+import { cpuSeconds, dropSchema, gatehouseEnv, profileArgs, seedGatehouse } from './seed.js';
+
+const duration = numberArg('duration', 5);
+const browsers = numberArg('browsers', 50);
+const FLOW_CLIENT = 'bench-flow-client';
+const REDIRECT = 'https://app.bench.example/callback';
+
+/** A first-party public app (PKCE) of the seeded brand. */
+async function seedFlowApp(ctx: import('../src/context.js').AppContext): Promise<void> {
+  const now = new Date();
+  await ctx.db
+    .insertInto('apps')
+    .values({
+      id: 'app_bench_flow',
+      org_id: 'org_bench',
+      brand_id: 'brand_bench',
+      client_id: FLOW_CLIENT,
+      client_secret_hash: null,
+      name: 'Bench web app',
+      type: 'spa',
+      is_confidential: false,
+      redirect_uris: [REDIRECT],
+      allowed_grant_types: ['authorization_code'],
+      allowed_scopes: ['openid', 'profile'],
+      enabled: true,
+      first_party: true,
+      description: null,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    })
+    .execute();
+}
+
+class Browser {
+  private readonly jar = new Map<string, string>();
+  private readonly key = generateKeyPairSync('ed25519');
+  readonly address = bs58.encode(this.key.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32));
+  constructor(private readonly base: string) {}
+
+  private cookie(): string {
+    return [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+  private keep(res: Response): void {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const i = pair.indexOf('=');
+      this.jar.set(pair.slice(0, i), pair.slice(i + 1));
+    }
+  }
+  private async post(path: string, body: unknown): Promise<Record<string, unknown>> {
+    const res = await fetch(`${this.base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: this.cookie(), origin: this.base },
+      body: JSON.stringify(body),
+    });
+    this.keep(res);
+    const json = (await res.json()) as Record<string, unknown>;
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  }
+
+  /** One whole flow; resolves when the token endpoint has answered with tokens. */
+  async flow(): Promise<void> {
+    // No session from the previous flow (it would answer authorize with a code at once): a returning
+    // user signing in again.
+    this.jar.clear();
+    const verifier = randomBytes(32).toString('base64url');
+    const q = new URLSearchParams({
+      client_id: FLOW_CLIENT,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid profile',
+      state: randomBytes(8).toString('hex'),
+      nonce: randomBytes(8).toString('hex'),
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    });
+    const auth = await fetch(`${this.base}/oauth2/authorize?${q}`, {
+      redirect: 'manual',
+      headers: { cookie: this.cookie() },
+    });
+    this.keep(auth);
+    await auth.arrayBuffer();
+    const id = String(auth.headers.get('location')).split('/signin/')[1];
+    if (!id) throw new Error(`authorize: ${auth.status} ${auth.headers.get('location')}`);
+    const { message } = (await this.post(`/interactions/${id}/wallet/challenge`, {
+      address: this.address,
+    })) as {
+      message: string;
+    };
+    const signature = sign(null, Buffer.from(message, 'utf8'), this.key.privateKey).toString('base64');
+    const done = await this.post(`/interactions/${id}/wallet/verify`, {
+      address: this.address,
+      signature,
+      signedMessage: Buffer.from(message, 'utf8').toString('base64'),
+    });
+    const code = new URL(String(done.redirectTo)).searchParams.get('code');
+    if (!code) throw new Error(`verify: ${JSON.stringify(done)}`);
+    const token = await fetch(`${this.base}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT,
+        client_id: FLOW_CLIENT,
+        code_verifier: verifier,
+      }),
+    });
+    const tokens = (await token.json()) as { id_token?: string };
+    if (!token.ok || !tokens.id_token) throw new Error(`token: ${token.status} ${JSON.stringify(tokens)}`);
+  }
+}
+
+/** Every browser runs flows back to back for `seconds`; completed flows, their latencies, errors. */
+async function drive(all: Browser[], seconds: number) {
+  const until = Date.now() + seconds * 1000;
+  const times: number[] = [];
+  const errors: string[] = [];
+  await Promise.all(
+    all.map(async (b) => {
+      while (Date.now() < until) {
+        const t0 = performance.now();
+        try {
+          await b.flow();
+          times.push(performance.now() - t0);
+        } catch (err) {
+          errors.push((err as Error).message);
+        }
+      }
+    }),
+  );
+  return { times: times.sort((a, b) => a - b), errors };
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-flow-'));
+  const port = await freePort();
+  const env = gatehouseEnv(port, dataDir, 'gh_bench_flow_');
+  let child: ChildProcess | undefined;
+  try {
+    await seedGatehouse(env, seedFlowApp);
+    const log = openSync(join(dataDir, 'gatehouse.log'), 'w');
+    child = spawn(process.execPath, [...profileArgs(), '--import', 'tsx', 'src/main.ts'], {
+      env,
+      stdio: ['ignore', log, 'inherit'],
+    });
+    const base = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${base}/readyz`);
+    const all = Array.from({ length: browsers }, () => new Browser(base));
+    await all[0].flow(); // fails loudly if the flow is broken
+    await drive(all, 2); // warm-up; every wallet has its user now
+    const before = cpuSeconds(child.pid);
+    const started = Date.now();
+    const { times, errors } = await drive(all, duration);
+    const seconds = (Date.now() - started) / 1000;
+    const after = cpuSeconds(child.pid);
+    if (errors.length) console.log(`${errors.length} errors, the first: ${errors[0]}`);
+    if (times.length === 0) throw new Error('no flow completed');
+    const flows = times.length / seconds;
+    const cpuUs = before !== null && after !== null ? ((after - before) / times.length) * 1e6 : undefined;
+    console.log(
+      `${browsers} browsers, ${seconds.toFixed(1)} s: ${times.length} flows, ${flows.toFixed(0)} flows/s, ` +
+        `p50 ${pct(times, 50).toFixed(0)} ms, p99 ${pct(times, 99).toFixed(0)} ms, server CPU ${cpuUs?.toFixed(0)} µs/flow, errors ${errors.length}`,
+    );
+    report({
+      path: `wallet sign-in flow (${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded'})`,
+      figure: flows,
+      unit: 'flows/s',
+      cpuUs,
+      note: `${browsers} browsers; p99 ${pct(times, 99).toFixed(0)} ms; ${errors.length} errors; Ed25519 signing shares the cores`,
+    });
+  } finally {
+    child?.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    await dropSchema(env).catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
