@@ -190,6 +190,8 @@ export interface MetricsText {
 export function offerToClusterPrimary(metrics: Metrics): void {
   metrics.collectProcessMetrics();
   AggregatorRegistry.setRegistries([metrics.registry]);
+  // Constructing one is what makes a worker answer the primary's requests (prom-client's cluster.js).
+  new AggregatorRegistry();
 }
 
 /** The primary of a cluster: every worker's registry, counters and histograms summed. */

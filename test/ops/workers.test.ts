@@ -93,11 +93,16 @@ describe('WORKERS=2 (cluster mode)', { skip }, () => {
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Line);
     const url = `http://127.0.0.1:${port}/.well-known/jwks.json`;
+    let answered = 0;
+    const jwks = async () => {
+      assert.equal(await status(url), 200);
+      answered++;
+    };
     /** Requests until `want` distinct pids have logged answering them. */
     const answeredBy = async (want: number[]) => {
       await until(
         async () => {
-          assert.equal(await status(url), 200);
+          await jwks();
           const pids = new Set(
             lines()
               .filter((l) => l.route === '/.well-known/jwks.json')
