@@ -11,6 +11,7 @@ import { ManualClock } from '../../src/lib/clock.js';
 import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
 import { signJwt } from '../../src/oidc/jwt.js';
 import { closeContext, createContext } from '../../src/wiring.js';
+import { keepInteractionBindings } from './browser-binding.js';
 import { ResponseContract } from './contract.js';
 
 export interface TestApp {
@@ -71,6 +72,7 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   contract.install(app);
   await app.ready();
   await contract.load(app);
+  keepInteractionBindings(app);
   return {
     app,
     ctx,

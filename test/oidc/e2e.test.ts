@@ -66,13 +66,22 @@ describe('end to end over HTTP with openid-client as the relying party', () => {
     const id = signinUrl.match(/\/signin\/([A-Za-z0-9]+)$/)?.[1];
     assert.ok(id, signinUrl);
     assert.ok(signinUrl.startsWith(`${base}/signin/`));
+    // The browser-binding cookie authorize set: every interaction call of this browser sends it.
+    const binding = (auth.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    assert.match(binding, new RegExp(`^gh_ia_${id}=`));
 
     const post = (path: string, body: unknown, cookie = '') =>
       fetch(`${base}/interactions/${id}${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', origin: base, cookie },
+        headers: {
+          'content-type': 'application/json',
+          origin: base,
+          cookie: cookie ? `${binding}; ${cookie}` : binding,
+        },
         body: JSON.stringify(body),
       });
+    const elsewhere = await fetch(`${base}/interactions/${id}`);
+    assert.equal(elsewhere.status, 403, 'another browser (no binding cookie) cannot read it');
     const challenge = (await (await post('/wallet/challenge', { address: wallet.address })).json()) as {
       message: string;
     };

@@ -44,7 +44,8 @@ describe('hosted sign-in page with upstream providers, in headless Chromium', ()
     const shown = await page.$$eval('[data-provider]', (els) =>
       els.map((e) => e.getAttribute('data-provider')),
     );
-    const api = await (await fetch(`${base}/interactions/${id}`)).json();
+    // Read in the page: only the browser that started the sign-in (its binding cookie) may.
+    const api = await page.evaluate(async (url) => (await fetch(url)).json(), `/interactions/${id}`);
     assert.deepEqual(shown, api.providers);
     assert.deepEqual(shown.slice(0, 4), ['discord', 'google', 'solana', 'apple']);
     for (const p of ['x', 'facebook', 'microsoft', 'matrica', 'telegram']) assert.ok(shown.includes(p));

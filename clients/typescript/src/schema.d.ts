@@ -2114,7 +2114,7 @@ export interface paths {
          *
          *     For a sign-in UI of your own, in the browser that started the sign-in: the interaction binding cookie set by `/oauth2/authorize` must come along (another browser is refused). POSTs take JSON only and, when an `Origin` is sent, only this origin (else 403).
          *
-         *     - **Errors:** 400, 404 (see the responses).
+         *     - **Errors:** 400, 403, 404 (see the responses).
          */
         get: operations["getInteraction"];
         put?: never;
@@ -12636,6 +12636,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["Error400"];
+            403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
         };

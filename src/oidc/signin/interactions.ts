@@ -10,6 +10,7 @@ import { issueAuthorizationCode } from '../codes.js';
 import { consentGrantOf, grantConsent, grantCovers } from '../consent.js';
 import { STANDARD_SCOPES } from '../discovery.js';
 import { continueSignedIn, openSession, requestMeta } from './complete.js';
+import { flowBrowserMatches } from './flow-state.js';
 import { unmetRequirementRedirect } from './requirement.js';
 import { findSession } from './sessions.js';
 import type { SigninStores } from './stores.js';
@@ -96,6 +97,20 @@ export async function loadInteraction(ctx: AppContext, id: string): Promise<Load
   const client = await loadClient(ctx, row.client_id);
   if (!client || client.appId !== row.app_id) throw interactionGone();
   return { row, params: row.params as unknown as InteractionParams, client };
+}
+
+/**
+ * Only the browser that started the interaction may read or continue it: its binding cookie, set by
+ * `/oauth2/authorize` (or the device page), must come along (flow-state.ts). Checked before anything
+ * is issued or consumed, so a link handed to another browser burns nothing.
+ */
+export function requireStartingBrowser(req: FastifyRequest, loaded: LoadedInteraction): void {
+  if (!flowBrowserMatches(req, 'interaction', loaded.row.id, loaded.row.binding_hash))
+    throw new ApiError(
+      403,
+      'forbidden',
+      'this sign-in was started in another browser: start it again from the app, in this browser',
+    );
 }
 
 /** Describes requested scopes for the consent screen, in request order. */

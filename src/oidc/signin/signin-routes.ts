@@ -10,6 +10,7 @@ import { setFlowCookie } from './flow-state.js';
 import {
   decideConsent,
   loadInteraction,
+  requireStartingBrowser,
   verifyWallet,
   viewInteraction,
   walletChallenge,
@@ -172,11 +173,13 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
             'For a sign-in UI of your own: the brand, the app, the scopes and the sign-in methods.',
         }),
         params: InteractionId,
-        response: { 200: InteractionViewSchema, ...errorResponses(400, 404) },
+        response: { 200: InteractionViewSchema, ...errorResponses(400, 403, 404) },
       },
     },
     async (req, reply) => {
-      const view = await viewInteraction(ctx, await loadInteraction(ctx, req.params.id));
+      const loaded = await loadInteraction(ctx, req.params.id);
+      requireStartingBrowser(req, loaded);
+      const view = await viewInteraction(ctx, loaded);
       return reply.header('cache-control', 'no-store').send(view);
     },
   );
@@ -202,6 +205,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const loaded = await loadInteraction(ctx, req.params.id);
+      requireStartingBrowser(req, loaded);
       return reply
         .header('cache-control', 'no-store')
         .send(await walletChallenge(ctx, loaded, req.body.address));
@@ -234,6 +238,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const loaded = await loadInteraction(ctx, req.params.id);
+      requireStartingBrowser(req, loaded);
       const result = await verifyWallet(ctx, req, reply, loaded, req.body);
       return reply.header('cache-control', 'no-store').send(result);
     },
@@ -255,6 +260,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const loaded = await loadInteraction(ctx, req.params.id);
+      requireStartingBrowser(req, loaded);
       const result = await decideConsent(ctx, req, loaded, req.body.decision);
       return reply.header('cache-control', 'no-store').send(result);
     },
