@@ -21,6 +21,7 @@ import {
   cpuSeconds,
   dropSchema,
   gatehouseEnv,
+  profileArgs,
   SCOPE,
   seedGatehouse,
 } from './seed.js';
@@ -131,7 +132,10 @@ async function main(): Promise<void> {
     await seedGatehouse(env);
     const log = openSync(join(dataDir, 'gatehouse.log'), 'w');
     children.push(
-      spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', log, 'inherit'] }),
+      spawn(process.execPath, [...profileArgs(), '--import', 'tsx', 'src/main.ts'], {
+        env,
+        stdio: ['ignore', log, 'inherit'],
+      }),
     );
     children.push(
       spawn(
@@ -187,8 +191,16 @@ async function main(): Promise<void> {
       `ratio gatehouse / oidc-provider (best of ${rounds}): ${(best.gatehouse / best['oidc-provider']).toFixed(2)}x`,
     );
   } finally {
+    // Each child's exit (a CPU profile is written then), or 10 s at most.
+    const exited = children.map(
+      (c) =>
+        new Promise((r) => {
+          if (c.exitCode !== null) r(null);
+          else c.once('exit', r);
+        }),
+    );
     for (const c of children) c.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 1000));
+    await Promise.race([Promise.all(exited), new Promise((r) => setTimeout(r, 10_000))]);
     await dropSchema(env).catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
   }
