@@ -23,6 +23,8 @@ describe('token and user state cached per instance, invalidated on every instanc
     a = await buildTestApp({ env });
     b = await buildTestApp({ env, shareWith: a });
     b.ctx.invalidation.otherProcess = true;
+    // No heartbeat on B: a slow round trip on a loaded machine must not turn its caches off mid-test.
+    b.ctx.invalidation.setHeartbeat({ intervalMs: 3_600_000 });
     client = await seedClient(a, {
       confidential: true,
       scopes: ['openid', 'profile', 'wallet', 'offline_access'],
