@@ -15,7 +15,7 @@ export function profileArgs(): string[] {
 }
 
 /**
- * The environment of a Gatehouse child in production mode on `port`: default logging (a line per
+ * The environment of a Gatehouse child in production mode on `port`: WORKERS as given (1 unset), default logging (a line per
  * request; the caller writes stdout to a file, as a deployment would), the rate limiter running but
  * never refusing, and on DATABASE_URL a fresh schema named from `schemaPrefix`.
  */
@@ -33,6 +33,8 @@ export function gatehouseEnv(
     DATA_DIR: dataDir,
     ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64'),
     RATE_LIMIT_MULTIPLIER: '1000000',
+    // One process unless the run asks for more (WORKERS=2 npm run bench), so figures stay comparable.
+    WORKERS: process.env.WORKERS || '1',
     ...(process.env.DATABASE_URL ? { DATABASE_SCHEMA: `${schemaPrefix}${Date.now().toString(36)}` } : {}),
   };
 }
@@ -124,12 +126,19 @@ export async function dropSchema(env: Record<string, string | undefined>): Promi
   await client.end();
 }
 
-/** CPU seconds (user + system) a process has used so far; null where /proc is not available. */
+/**
+ * CPU seconds (user + system) a process and its live descendants (a cluster's workers, WORKERS > 1)
+ * have used so far; null where /proc is not available.
+ */
 export function cpuSeconds(pid: number | undefined): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    let seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')) {
+      if (child) seconds += cpuSeconds(Number(child)) ?? 0;
+    }
+    return seconds;
   } catch {
     return null;
   }

@@ -47,6 +47,7 @@ async function main() {
       LOG_LEVEL: 'info',
       LOG_REQUESTS: mode,
       RATE_LIMIT_MULTIPLIER: '1000000',
+      WORKERS: process.env.WORKERS || '1',
       ...(process.env.DATABASE_URL ? { DATABASE_SCHEMA: `gh_bench_wk_${mode}` } : {}),
     };
     const out = openSync(logs[mode], 'w');

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import cookie from '@fastify/cookie';
@@ -39,7 +40,7 @@ import { tokenRoutes } from './oidc/token-routes.js';
 import { installOpenApi } from './openapi/plugin.js';
 import { healthRoutes } from './ops/health.js';
 import { createLogger } from './ops/logging.js';
-import { startMetricsServer } from './ops/metrics.js';
+import { offerToClusterPrimary, startMetricsServer } from './ops/metrics.js';
 import { instrumentRequests } from './ops/requests.js';
 import { closeContext } from './wiring.js';
 
@@ -56,14 +57,21 @@ function requestIds(): () => string {
   return () => `${prefix}-${(++seq).toString(36)}`;
 }
 
-/** The Prometheus endpoint on its own port (METRICS_PORT), started when the app is ready. */
+/**
+ * The Prometheus endpoint on its own port (METRICS_PORT), started when the app is ready; a cluster's
+ * primary serves it for all workers (src/cluster.ts).
+ */
 function serveMetrics(app: FastifyInstance, ctx: AppContext): void {
   const port = ctx.config.metricsPort;
   if (port === undefined) return;
+  if (cluster.isWorker) {
+    offerToClusterPrimary(ctx.metrics);
+    return;
+  }
   let server: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   app.addHook('onReady', async () => {
     ctx.metrics.collectProcessMetrics();
-    server = await startMetricsServer(ctx.metrics, port, ctx.config.host, app.log);
+    server = await startMetricsServer(ctx.metrics.registry, port, ctx.config.host, app.log);
     ctx.metrics.port = server.port;
   });
   app.addHook('onClose', async () => server?.close());

@@ -48,6 +48,8 @@ export interface ContextOptions extends OpenOptions {
   /** An already-open database (tests sharing one). */
   database?: DatabaseHandle;
   warn?: (msg: string) => void;
+  /** false: a cluster worker, whose primary migrated before forking it (default true). */
+  migrate?: boolean;
   /** Progress lines of the start (one per migration applied). */
   info?: (obj: Record<string, unknown>, msg: string) => void;
 }
@@ -67,7 +69,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         'opening the database',
       );
     database ??= await openDatabase(config, opts);
-    await migrate(database.db, (version, ms) => opts.info?.({ version, ms }, 'migration applied'));
+    if (opts.migrate !== false)
+      await migrate(database.db, (version, ms) => opts.info?.({ version, ms }, 'migration applied'));
   } catch (err) {
     // A database that cannot be reached is a configuration problem to the operator: one line.
     const reason = unreachableDatabase(err);

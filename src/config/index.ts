@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { defaults } from './defaults.js';
 
@@ -59,6 +60,11 @@ export interface Config {
   /** Scheduled signing-key rotation: a new key every this many days (KEY_ROTATION_DAYS); undefined: off. */
   keyRotationDays?: number;
   filesBaseUrl: string;
+  /**
+   * How many worker processes share the port (WORKERS): 1 runs the server in this process; more
+   * forks a cluster (src/cluster.ts). Only with PostgreSQL and Redis, see readWorkers.
+   */
+  workers: number;
   /** PROVIDER_<TYPE>_<SETTING> values, keyed by lower-case type then camelCase setting. */
   providers: Record<string, ProviderOverrides>;
 }
@@ -199,6 +205,35 @@ function readProviderOverrides(env: Env): Record<string, ProviderOverrides> {
   return providers;
 }
 
+/** The most workers WORKERS accepts: more than the cores is allowed (I/O-bound waits), not without bound. */
+export const MAX_WORKERS = 64;
+
+/**
+ * WORKERS: several processes sharing the port need state every worker sees. The embedded database
+ * is one process: served to workers over its socket, every query of every worker runs one at a time
+ * in one shared session, and LISTEN/NOTIFY does not reach socket clients (a worker's caches would
+ * stay off), so it gains nothing and is refused. The in-memory rate limiter is per process: n
+ * workers would multiply every limit by n, so several workers need REDIS_URL. The default is the
+ * number of cores where several workers are allowed (never under NODE_ENV=test), else 1.
+ */
+function readWorkers(env: Env, nodeEnv: string, databaseUrl?: string, redisUrl?: string): number {
+  const shared = Boolean(databaseUrl && redisUrl);
+  const fallback = shared && nodeEnv !== 'test' ? Math.min(availableParallelism(), MAX_WORKERS) : 1;
+  const workers = int(env, 'WORKERS', fallback, 1, MAX_WORKERS);
+  if (workers === 1) return 1;
+  if (!databaseUrl)
+    fail(
+      'WORKERS',
+      `must be 1 with the embedded database (got ${workers}): it is one process, and over its socket every worker's queries would run one at a time in one shared session with no cache invalidation; set DATABASE_URL to run several workers`,
+    );
+  if (!redisUrl)
+    fail(
+      'WORKERS',
+      `must be 1 without REDIS_URL (got ${workers}): each worker would count rate limits on its own, multiplying every limit by ${workers}; set REDIS_URL to share them`,
+    );
+  return workers;
+}
+
 /**
  * Reads and validates the whole configuration. Throws ConfigError naming the first bad variable.
  * `warn` receives one-line notices (such as a generated encryption key).
@@ -248,6 +283,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
   if (databaseSchema && !/^[a-z_][a-z0-9_]{0,62}$/.test(databaseSchema))
     fail('DATABASE_SCHEMA', 'must be a lower-case SQL identifier');
   const providers = readProviderOverrides(env);
+  const workers = readWorkers(env, nodeEnv, databaseUrl, redisUrl);
 
   return {
     nodeEnv,
@@ -272,6 +308,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     keyRotationDays,
     metricsPort,
     filesBaseUrl,
+    workers,
     providers,
   };
 }

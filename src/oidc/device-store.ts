@@ -121,9 +121,16 @@ export type PollResult =
 /**
  * One poll of a device code by `clientId`. Polling faster than the code's interval answers
  * `slow_down` and adds 5 s to that code's interval (kept in the row); an approved code yields its
- * row exactly once (consumed atomically), later polls are `invalid`.
+ * row exactly once (consumed atomically), later polls are `invalid`. `beforeConsume` runs on an
+ * approved row before it is consumed: when it throws (a failed check, an unreachable RPC), nothing
+ * is consumed and the device may poll again.
  */
-export async function pollDevice(ctx: AppContext, deviceCode: string, clientId: string): Promise<PollResult> {
+export async function pollDevice(
+  ctx: AppContext,
+  deviceCode: string,
+  clientId: string,
+  beforeConsume?: (row: DeviceRow) => Promise<void>,
+): Promise<PollResult> {
   const now = ctx.clock.now();
   const devices = ctx.stores.devices;
   const row = await devices.findByDeviceCode(sha256(deviceCode));
@@ -136,6 +143,7 @@ export async function pollDevice(ctx: AppContext, deviceCode: string, clientId: 
   }
   if (row.status === 'pending') return { kind: 'pending' };
   if (row.status === 'denied') return { kind: 'denied', denial: row.denial ?? null };
+  if (beforeConsume) await beforeConsume(row);
   const consumed = await devices.consumeApproved(row.id, now);
   return consumed ? { kind: 'approved', row: consumed } : { kind: 'invalid' };
 }

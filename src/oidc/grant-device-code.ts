@@ -16,7 +16,13 @@ export const deviceCodeGrant: Grant = {
     const deviceCode = required(body, 'device_code');
     const source = ctx.rateLimits.source(req);
     await ctx.rateLimits.consume('deviceCodeUnknown', source, undefined, undefined, 0);
-    const poll = await pollDevice(ctx, deviceCode, client.clientId);
+    // The requirement was checked when the user approved; the device's tokens follow the gates now,
+    // decided before the approval is consumed so a failed check (or RPC) leaves it for the next poll.
+    let gates: Awaited<ReturnType<typeof decideGates>> | undefined;
+    const poll = await pollDevice(ctx, deviceCode, client.clientId, async (approved) => {
+      gates = await decideGates(ctx, client, approved.user_id as string, approved.scopes);
+      if (!gates.requirementMet) throw new OAuthError('access_denied', UNMET_REQUIREMENT);
+    });
     switch (poll.kind) {
       case 'invalid':
         await ctx.rateLimits.consume('deviceCodeUnknown', source);
@@ -34,9 +40,7 @@ export const deviceCodeGrant: Grant = {
         );
     }
     const row = poll.row;
-    // The requirement was checked when the user approved; the device's tokens follow the gates now.
-    const gates = await decideGates(ctx, client, row.user_id as string, row.scopes);
-    if (!gates.requirementMet) throw new OAuthError('access_denied', UNMET_REQUIREMENT);
+    if (!gates) throw new Error('the device grant was consumed without its gate decision');
     return issueTokens(ctx, {
       client,
       grant: 'urn:ietf:params:oauth:grant-type:device_code',

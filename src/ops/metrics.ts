@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Seconds: from a fast cached reply (sub-millisecond) to a slow upstream call. */
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -173,12 +173,33 @@ export class Metrics {
   }
 }
 
+/** What a metrics listener serves: one process's registry, or a cluster's sum. */
+export interface MetricsText {
+  metrics(): Promise<string>;
+  readonly contentType: string;
+}
+
+/**
+ * A cluster worker (WORKERS > 1) serves no listener of its own (a shared port would hand each
+ * scrape to one worker); it answers the primary's requests for its registry instead.
+ */
+export function offerToClusterPrimary(metrics: Metrics): void {
+  metrics.collectProcessMetrics();
+  AggregatorRegistry.setRegistries([metrics.registry]);
+}
+
+/** The primary of a cluster: every worker's registry, counters and histograms summed. */
+export function clusterMetrics(): MetricsText {
+  const aggregator = new AggregatorRegistry();
+  return { metrics: () => aggregator.clusterMetrics(), contentType: aggregator.contentType };
+}
+
 /**
  * Serves `GET /metrics` (Prometheus text format) on its own port, apart from the public listener.
  * Resolves once listening; `close()` stops it.
  */
 export async function startMetricsServer(
-  metrics: Metrics,
+  source: MetricsText,
   port: number,
   host: string,
   log: { warn(obj: unknown, msg?: string): void },
@@ -188,9 +209,9 @@ export async function startMetricsServer(
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
     }
-    metrics.registry.metrics().then(
+    source.metrics().then(
       (text) => {
-        res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text);
+        res.writeHead(200, { 'content-type': source.contentType }).end(text);
       },
       (err) => {
         log.warn({ err }, 'collecting metrics failed');

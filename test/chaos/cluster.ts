@@ -39,6 +39,8 @@ export function runEnv(extra: Record<string, string> = {}): Record<string, strin
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     RATE_LIMIT_MULTIPLIER: '1000',
     LOG_LEVEL: 'warn',
+    // One process per instance: the tests kill and partition instances, not workers (test/ops/workers.test.ts).
+    WORKERS: '1',
     ...extra,
   };
 }

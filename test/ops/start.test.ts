@@ -66,6 +66,11 @@ describe('configuration errors at start', () => {
       /^Invalid configuration: METRICS_PORT must differ from PORT/,
     ],
     ['a bad PORT', { PORT: 'http' }, /^Invalid configuration: PORT /],
+    [
+      'WORKERS=2 on the embedded database',
+      { WORKERS: '2' },
+      /^Invalid configuration: WORKERS must be 1 with the embedded database/,
+    ],
   ];
   for (const [name, env, line] of cases) {
     it(`${name}: one line naming the variable, exit status 1`, async () => {

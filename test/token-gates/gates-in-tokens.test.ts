@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
+import { approveDevice } from '../../src/oidc/device-store.js';
 import { UNMET_REQUIREMENT } from '../../src/oidc/gates.js';
 import { buildTestApp, createUser, json, type TestApp, type TestUser } from '../helpers/app.js';
 import { seedOrg, type TestOrg } from '../helpers/fixtures.js';
@@ -401,6 +402,42 @@ describe('gates in tokens', () => {
     assert.ok(page.body.includes('id="unmet-device"') && !page.body.includes('id="unmet-back"'));
     const poll = await token(members, { grant_type: DEVICE_GRANT, device_code });
     assert.deepEqual(json(poll), { error: 'access_denied', error_description: UNMET_REQUIREMENT });
+  });
+
+  it('a device poll whose gate check cannot reach the RPC consumes nothing: the next poll gets the tokens', async () => {
+    const wallet = createTestWallet();
+    rpc.addWallet(wallet.address);
+    rpc.setBalance(wallet.address, mint, '12');
+    await signIn(members, 'openid', wallet);
+    const { user_id } = await t.ctx.db
+      .selectFrom('user_public_keys')
+      .select('user_id')
+      .where('address', '=', wallet.address)
+      .executeTakeFirstOrThrow();
+    const started = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/device/authorize',
+      ...form({ client_id: members.clientId, scope: 'openid' }),
+    });
+    const { device_code, user_code, interval } = json(started);
+    assert.equal(await approveDevice(t.ctx, user_code, user_id, t.clock.nowSec()), true);
+    // The balance cache is cold and the RPC fails: the poll answers 503 and leaves the approval.
+    t.clock.advance(CACHE_TTL + 1);
+    rpc.mode = 'http500';
+    try {
+      const failed = await token(members, { grant_type: DEVICE_GRANT, device_code });
+      assert.equal(failed.statusCode, 503, failed.body);
+      assert.equal(json(failed).error, 'temporarily_unavailable');
+    } finally {
+      rpc.mode = 'ok';
+    }
+    t.clock.advance(interval + 1);
+    const ok = await token(members, { grant_type: DEVICE_GRANT, device_code });
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.equal(decodeJwt(json(ok).access_token).sub, user_id);
+    t.clock.advance(interval + 1);
+    const again = await token(members, { grant_type: DEVICE_GRANT, device_code });
+    assert.equal(json(again).error, 'invalid_grant', 'consumed once it issued');
   });
 
   it('a user who meets the requirement signs in, gets the required policy in gates, and loses the refresh when it stops passing', async () => {
