@@ -21,8 +21,8 @@ export type OAuthLinkRow = Selectable<OAuthLinksTable>;
  * Every write here to `users` or `user_public_keys` that changes what an instance caches of a user
  * (liveness, profile claims, wallets: src/oidc/user-cache.ts) calls this with the user's id: this
  * process drops them at once, every instance when `db`'s transaction commits (just after the write
- * without one). Not called by: `insertUser` (a new user is in no cache: only live users are cached),
- * `touchUser` / `touchWallet` (last use times, not cached).
+ * without one). Not called by: `insertUser` and `insertPrimaryWallet` (a user just made is in no
+ * cache), `touchUser` / `touchWallet` (last use times, not cached).
  */
 function usersChanged(db: Executor, userIds: string[]): Promise<void> {
   return invalidateEverywhere(
@@ -319,7 +319,11 @@ export async function walletOwner(db: Executor, address: string): Promise<string
   return row?.id ?? null;
 }
 
-/** Links the wallet as the user's primary key; false when another account holds it (a race lost). */
+/**
+ * Links the wallet as the user's primary key; false when another account holds it (a race lost).
+ * Only for a user made or restored in the same transaction (sign-in): such a user is in no cache
+ * (a restore announces itself), so this announces nothing; link to a live user with `insertWallet`.
+ */
 export async function insertPrimaryWallet(
   db: Executor,
   input: { id: string; userId: string; address: string; now: Date },
@@ -330,7 +334,6 @@ export async function insertPrimaryWallet(
     .onConflict((oc) => oc.doNothing())
     .returning('id')
     .executeTakeFirst();
-  if (row) await usersChanged(db, [input.userId]);
   return !!row;
 }
 
