@@ -66,7 +66,7 @@ async function sweep(db: Executor, now: Date): Promise<void> {
 export function revocationStore(db: Db): RevocationStore {
   return {
     async recordAccessToken(tx, row) {
-      await tx
+      await (tx ?? db)
         .insertInto('access_tokens')
         .values({
           jti: row.jti,

@@ -222,6 +222,14 @@ export function memoryStores(): { stores: EngineStores; data: MemoryData } {
         row.consumed_at = now;
         return { ...row };
       },
+      async consumeMatching(hash, r) {
+        const row = data.codes.get(hash);
+        if (!row || row.consumed_at || row.expires_at <= r.now) return null;
+        if (row.client_id !== r.clientId || row.redirect_uri !== r.redirectUri) return null;
+        if (row.code_challenge !== r.codeChallenge) return null;
+        row.consumed_at = r.now;
+        return { ...row };
+      },
     },
     tokens: {
       findRefresh: async (hash) => {

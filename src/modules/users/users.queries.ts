@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { type Insertable, type Selectable, type Updateable, sql } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import type {
   ActivityTable,
@@ -163,6 +163,23 @@ export async function deleteUserRow(db: Executor, userId: string): Promise<void>
 
 export async function touchUser(db: Executor, userId: string, now: Date): Promise<void> {
   await db.updateTable('users').set({ last_seen: now }).where('id', '=', userId).execute();
+}
+
+/**
+ * A sign-in with a wallet a live account holds, in one statement: the wallet marked used and its
+ * user seen. The user's id, or null when no live account holds the wallet (nothing is written).
+ */
+export async function touchWalletOwner(db: Executor, address: string, now: Date): Promise<string | null> {
+  const { rows } = await sql<{ id: string }>`
+    with pk as (
+      update user_public_keys set last_used_at = ${now}::timestamptz
+      from users
+      where users.id = user_public_keys.user_id and users.deleted_at is null
+        and user_public_keys.blockchain = 'solana' and user_public_keys.address = ${address}
+      returning user_public_keys.user_id)
+    update users set last_seen = ${now}::timestamptz from pk where users.id = pk.user_id
+    returning users.id`.execute(db);
+  return rows[0]?.id ?? null;
 }
 
 export async function touchWallet(db: Executor, address: string, now: Date): Promise<void> {
