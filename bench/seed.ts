@@ -2,7 +2,7 @@
  * What the benchmarks that start Gatehouse as a child share: the seeded org, brand and confidential
  * app, dropping the schema afterwards, and a process's CPU time from /proc.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 export const CLIENT_ID = 'bench-client';
 export const CLIENT_SECRET = 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -141,5 +141,29 @@ export function cpuSeconds(pid: number | undefined): number | null {
     return seconds;
   } catch {
     return null;
+  }
+}
+
+/** WORKERS of this run's Gatehouse child (1 unless the run sets more). */
+export function benchWorkers(): number {
+  return Number(process.env.WORKERS || '1');
+}
+
+/** A path's name in the report, with the worker count when the run has several. */
+export function withWorkers(path: string): string {
+  const n = benchWorkers();
+  return n > 1 ? `${path}, ${n} workers` : path;
+}
+
+/**
+ * With several workers, one answering is not all of them: waits for the one "gatehouse ready" line
+ * in the child's log (logged when every worker listens; needs LOG_LEVEL info, the production default).
+ */
+export async function waitForAllWorkers(logFile: string, timeoutMs = 180_000): Promise<void> {
+  if (benchWorkers() <= 1) return;
+  const end = Date.now() + timeoutMs;
+  while (!(existsSync(logFile) && readFileSync(logFile, 'utf8').includes('gatehouse ready'))) {
+    if (Date.now() > end) throw new Error(`no "gatehouse ready" line in ${logFile}`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -18,7 +18,15 @@ import { join } from 'node:path';
 import bs58 from 'bs58';
 import { freePort, numberArg, pct, waitForHttp } from './lib.js';
 import { report } from './report.js';
-import { cpuSeconds, dropSchema, gatehouseEnv, profileArgs, seedGatehouse } from './seed.js';
+import {
+  cpuSeconds,
+  dropSchema,
+  gatehouseEnv,
+  profileArgs,
+  seedGatehouse,
+  waitForAllWorkers,
+  withWorkers,
+} from './seed.js';
 
 const duration = numberArg('duration', 5);
 const browsers = numberArg('browsers', 50);
@@ -161,13 +169,15 @@ async function main(): Promise<void> {
   let child: ChildProcess | undefined;
   try {
     await seedGatehouse(env, seedFlowApp);
-    const log = openSync(join(dataDir, 'gatehouse.log'), 'w');
+    const logFile = join(dataDir, 'gatehouse.log');
+    const log = openSync(logFile, 'w');
     child = spawn(process.execPath, [...profileArgs(), '--import', 'tsx', 'src/main.ts'], {
       env,
       stdio: ['ignore', log, 'inherit'],
     });
     const base = `http://127.0.0.1:${port}`;
     await waitForHttp(`${base}/readyz`);
+    await waitForAllWorkers(logFile);
     const all = Array.from({ length: browsers }, () => new Browser(base));
     await all[0].flow(); // fails loudly if the flow is broken
     await drive(all, 2); // warm-up; every wallet has its user now
@@ -185,7 +195,7 @@ async function main(): Promise<void> {
         `p50 ${pct(times, 50).toFixed(0)} ms, p99 ${pct(times, 99).toFixed(0)} ms, server CPU ${cpuUs?.toFixed(0)} µs/flow, errors ${errors.length}`,
     );
     report({
-      path: `wallet sign-in flow (${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded'})`,
+      path: withWorkers(`wallet sign-in flow (${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded'})`),
       figure: flows,
       unit: 'flows/s',
       cpuUs,

@@ -24,6 +24,8 @@ import {
   profileArgs,
   SCOPE,
   seedGatehouse,
+  waitForAllWorkers,
+  withWorkers,
 } from './seed.js';
 
 const duration = numberArg('duration', 10);
@@ -130,7 +132,8 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     await seedGatehouse(env);
-    const log = openSync(join(dataDir, 'gatehouse.log'), 'w');
+    const logFile = join(dataDir, 'gatehouse.log');
+    const log = openSync(logFile, 'w');
     children.push(
       spawn(process.execPath, [...profileArgs(), '--import', 'tsx', 'src/main.ts'], {
         env,
@@ -152,6 +155,7 @@ async function main(): Promise<void> {
       ['oidc-provider', `http://127.0.0.1:${oidcPort}/token`, children[1]],
     ];
     for (const [, url] of targets) await waitForToken(url);
+    await waitForAllWorkers(logFile);
     for (const [name, url] of targets) {
       const sample = (await (await tokenOnce(url)).json()) as { access_token: string };
       const header = JSON.parse(Buffer.from(sample.access_token.split('.')[0], 'base64url').toString());
@@ -179,7 +183,7 @@ async function main(): Promise<void> {
       }
     }
     report({
-      path: `client_credentials token (${env.DATABASE_URL ? 'PostgreSQL' : 'embedded'})`,
+      path: withWorkers(`client_credentials token (${env.DATABASE_URL ? 'PostgreSQL' : 'embedded'})`),
       figure: best.gatehouse,
       unit: 'req/s',
       peer: 'oidc-provider',

@@ -4,7 +4,9 @@ import { sha256 } from '../lib/hash.js';
 import { newId, newSecret } from '../lib/ids.js';
 import type { Client } from './clients.js';
 
-export type { AuthorizationCodeRow } from './stores.js';
+import type { AuthorizationCodeRow } from './stores.js';
+
+export type { AuthorizationCodeRow };
 
 export interface IssueCodeInput {
   client: Client;
@@ -24,9 +26,19 @@ export interface IssueCodeInput {
  * goes to the redirect and nowhere else. Each code starts a token family.
  */
 export async function issueAuthorizationCode(ctx: AppContext, input: IssueCodeInput): Promise<string> {
+  const { code, row } = newAuthorizationCode(ctx, input);
+  await ctx.stores.codes.insert(row);
+  return code;
+}
+
+/** A fresh code and the row that keeps its hash, for the caller to insert (in its transaction). */
+export function newAuthorizationCode(
+  ctx: AppContext,
+  input: IssueCodeInput,
+): { code: string; row: AuthorizationCodeRow } {
   const code = newSecret();
   const now = ctx.clock.now();
-  await ctx.stores.codes.insert({
+  const row: AuthorizationCodeRow = {
     code_hash: sha256(code),
     family_id: newId('fam_'),
     client_id: input.client.clientId,
@@ -40,6 +52,6 @@ export async function issueAuthorizationCode(ctx: AppContext, input: IssueCodeIn
     expires_at: new Date(now.getTime() + defaults.authorizationCodeTtl * 1000),
     created_at: now,
     consumed_at: null,
-  });
-  return code;
+  };
+  return { code, row };
 }

@@ -1,7 +1,10 @@
 import { OAuthError } from '../http/errors.js';
 import { safeEqual, sha256, sha256b64url } from '../lib/hash.js';
 import { revokeFamily } from './revocation.js';
-import { decideGates, UNMET_REQUIREMENT } from './gates.js';
+import type { AppContext } from '../context.js';
+import type { Client } from './clients.js';
+import { decideGates, type GateDecision, UNMET_REQUIREMENT } from './gates.js';
+import type { AuthorizationCodeRow } from './stores.js';
 import { issueTokens } from './tokens.js';
 import { type Grant, invalidGrant, required } from './grant.js';
 
@@ -17,9 +20,17 @@ export const authorizationCodeGrant: Grant = {
     if (verifier !== undefined && !VERIFIER.test(verifier))
       throw new OAuthError('invalid_request', 'code_verifier must be 43-128 unreserved characters');
 
+    const codeHash = sha256(code);
+    const quick = await consumeWhenAllMatches(ctx, client, codeHash, redirectUri, verifier);
+    if (quick) {
+      // Nothing to decide before consuming (no required policy, no gated scope of the brand); a
+      // brand scope the code holds is still checked against the brand's policies now.
+      const gates = await decideGates(ctx, client, quick.user_id, quick.scopes);
+      return issueCodeTokens(ctx, client, quick, gates);
+    }
+
     // The request is checked completely before the code is consumed: a request naming another
     // client or redirect URI never burns a valid code (DESIGN.md §5).
-    const codeHash = sha256(code);
     const found = await ctx.stores.codes.find(codeHash);
     if (!found) throw invalidGrant('the authorization code is invalid, expired or already used');
     if (found.client_id !== client.clientId)
@@ -55,18 +66,47 @@ export const authorizationCodeGrant: Grant = {
       await revokeFamily(ctx, found.family_id);
       throw invalidGrant('the authorization code is invalid, expired or already used');
     }
-    return issueTokens(ctx, {
-      client,
-      grant: 'authorization_code',
-      scopes: gates.scopes,
-      gates: { grantScopes: row.scopes, dropped: gates.dropped, passedPolicies: gates.passedPolicies },
-      user: {
-        id: row.user_id,
-        authTime: Number(row.auth_time),
-        familyId: row.family_id,
-        nonce: row.nonce ?? undefined,
-        sessionId: row.session_id,
-      },
-    });
+    return issueCodeTokens(ctx, client, row, gates);
   },
 };
+
+/**
+ * The common case in one statement: a request that matches its code (client, redirect URI, PKCE)
+ * consumes it at once, when no gate policy has to be evaluated first (the app requires none, its
+ * brand gates no scope). Null when that does not apply or anything differs: the caller then checks
+ * step by step, which names the error and never burns a code for a wrong request.
+ */
+function consumeWhenAllMatches(
+  ctx: AppContext,
+  client: Client,
+  codeHash: string,
+  redirectUri: string,
+  verifier: string | undefined,
+): Promise<AuthorizationCodeRow | null> | null {
+  if (client.requiredGatePolicyId || client.gatedScopes?.length) return null;
+  // A stored challenge needs the verifier; none stored is only for a confidential client sending none.
+  if (verifier === undefined && !client.isConfidential) return null;
+  const codeChallenge = verifier === undefined ? null : sha256b64url(verifier);
+  return ctx.stores.codes.consumeMatching(codeHash, {
+    clientId: client.clientId,
+    redirectUri,
+    codeChallenge,
+    now: ctx.clock.now(),
+  });
+}
+
+function issueCodeTokens(ctx: AppContext, client: Client, row: AuthorizationCodeRow, gates: GateDecision) {
+  return issueTokens(ctx, {
+    client,
+    grant: 'authorization_code',
+    scopes: gates.scopes,
+    gates: { grantScopes: row.scopes, dropped: gates.dropped, passedPolicies: gates.passedPolicies },
+    user: {
+      id: row.user_id,
+      authTime: Number(row.auth_time),
+      familyId: row.family_id,
+      nonce: row.nonce ?? undefined,
+      sessionId: row.session_id,
+    },
+  });
+}

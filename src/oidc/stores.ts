@@ -40,6 +40,14 @@ export interface CodeStore {
   find(codeHash: string): Promise<AuthorizationCodeRow | null>;
   /** Atomically: the first caller gets the unconsumed, unexpired row; every later one null. */
   consume(codeHash: string, now: Date): Promise<AuthorizationCodeRow | null>;
+  /**
+   * `consume` of a code that also matches the whole request (client, redirect URI, PKCE challenge or
+   * none), in one update: null when anything differs (nothing is consumed; the caller finds out why).
+   */
+  consumeMatching(
+    codeHash: string,
+    request: { clientId: string; redirectUri: string; codeChallenge: string | null; now: Date },
+  ): Promise<AuthorizationCodeRow | null>;
 }
 
 /** What the refresh token introspection shows (a live token of a live user). */
@@ -83,7 +91,7 @@ export interface FamilyFilter {
 
 /** Revocation state: issued and revoked access-token jtis, revoked families, the sweep of expired rows. */
 export interface RevocationStore {
-  recordAccessToken(tx: Tx, row: AccessTokenRecord): Promise<void>;
+  recordAccessToken(tx: Tx | undefined, row: AccessTokenRecord): Promise<void>;
   /** Revokes the families' refresh tokens and records their unexpired access tokens' jtis. */
   revokeFamilies(tx: Tx | undefined, filter: FamilyFilter, now: Date): Promise<void>;
   /** Marks the user's unredeemed codes as used. */
@@ -138,7 +146,7 @@ export interface SessionClientStore {
    * Records that the client was issued tokens in the session and marks the session seen; does
    * nothing when the session has ended meanwhile.
    */
-  record(tx: Tx, sessionId: string, clientId: string, now: Date): Promise<void>;
+  record(tx: Tx | undefined, sessionId: string, clientId: string, now: Date): Promise<void>;
   /** The user's sessions in which the client was issued tokens, forgotten for it (consent revoked). */
   takeForClient(tx: Tx, userId: string, clientId: string): Promise<string[]>;
 }

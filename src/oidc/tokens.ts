@@ -8,7 +8,7 @@ import type { Client } from './clients.js';
 import type { GrantType } from './discovery.js';
 import { GATES_SCOPE } from './gates.js';
 import { verifyJwt } from './jwt.js';
-import type { UserProfileRow } from './stores.js';
+import type { Tx, UserProfileRow } from './stores.js';
 
 /** The token endpoint's success body (RFC 6749 §5.1). */
 export interface TokenResponse {
@@ -241,7 +241,7 @@ async function signIdToken(
 }
 
 /** The access token's jti record, the refresh token and the `token.*` event, in one transaction. */
-function recordUserGrant(
+async function recordUserGrant(
   ctx: AppContext,
   input: IssueTokensInput,
   user: GrantUser,
@@ -251,17 +251,25 @@ function recordUserGrant(
   const { client, scopes } = input;
   const now = ctx.clock.now();
   const { tokens, revocations, events, sessionClients } = ctx.stores;
-  return ctx.stores.transaction(async (tx) => {
-    await revocations.recordAccessToken(tx, {
-      jti,
-      familyId: user.familyId,
-      clientId: client.clientId,
-      userId: user.id,
-      expiresAt: new Date(now.getTime() + defaults.accessTokenTtl * 1000),
-      sessionId: user.sessionId ?? null,
-    });
+  const eventType = input.refreshed ? 'token.refreshed' : 'token.issued';
+  const accessToken = {
+    jti,
+    familyId: user.familyId,
+    clientId: client.clientId,
+    userId: user.id,
+    expiresAt: new Date(now.getTime() + defaults.accessTokenTtl * 1000),
+    sessionId: user.sessionId ?? null,
+  };
+  const record = async (tx: Tx | undefined) => {
+    await revocations.recordAccessToken(tx, accessToken);
     // Logout tells every app that was issued tokens in the session (code exchange or refresh).
     if (user.sessionId) await sessionClients.record(tx, user.sessionId, client.clientId, now);
+  };
+  // Nothing else to write (no refresh token, no event wanted): two statements need no transaction —
+  // an access token's record without its session's app is only a token that was never answered.
+  if (!refreshToken && !(await events.wanted(undefined, client.orgId, eventType))) return record(undefined);
+  return ctx.stores.transaction(async (tx) => {
+    await record(tx);
     if (refreshToken) {
       await tokens.insertRefresh(tx, {
         id: newId('rt_'),
@@ -278,7 +286,6 @@ function recordUserGrant(
         revoked_at: null,
       });
     }
-    const eventType = input.refreshed ? 'token.refreshed' : 'token.issued';
     if (!(await events.wanted(tx, client.orgId, eventType))) return;
     await events.record(tx, {
       orgId: client.orgId,

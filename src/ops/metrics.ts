@@ -128,6 +128,8 @@ export class Metrics {
     new Gauge({
       name: 'gatehouse_webhook_queue_depth',
       help: 'Webhook deliveries waiting for an attempt (due now or retries scheduled)',
+      // One database-wide fact each worker reads: a cluster reports it once, not summed.
+      aggregator: 'max',
       registers: [this.registry],
       async collect() {
         if (sources.webhookQueue) this.set((await sources.webhookQueue()).depth);
@@ -136,6 +138,8 @@ export class Metrics {
     new Gauge({
       name: 'gatehouse_webhook_oldest_pending_age_seconds',
       help: 'How long the oldest due webhook delivery has been waiting',
+      // One database-wide fact each worker reads: a cluster reports it once, not summed.
+      aggregator: 'max',
       registers: [this.registry],
       async collect() {
         if (sources.webhookQueue) this.set((await sources.webhookQueue()).oldestAgeSeconds);
@@ -186,6 +190,8 @@ export interface MetricsText {
 export function offerToClusterPrimary(metrics: Metrics): void {
   metrics.collectProcessMetrics();
   AggregatorRegistry.setRegistries([metrics.registry]);
+  // Constructing one is what makes a worker answer the primary's requests (prom-client's cluster.js).
+  new AggregatorRegistry();
 }
 
 /** The primary of a cluster: every worker's registry, counters and histograms summed. */

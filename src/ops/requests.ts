@@ -34,16 +34,16 @@ interface Destination {
  * process exits is written synchronously. A destination without `flushSync` (a test's stream)
  * gets each line at once, as before.
  */
-function coalescing(stream: Destination): (line: string) => void {
+function coalescing(stream: Destination): { emit: (line: string) => void; close: () => void } {
   const flushSync = stream.flushSync;
-  if (typeof flushSync !== 'function') return (line) => stream.write(line);
+  if (typeof flushSync !== 'function') return { emit: (line) => stream.write(line), close: () => {} };
   let pending = '';
   const flush = () => {
     const out = pending;
     pending = '';
     if (out) stream.write(out);
   };
-  process.once('exit', () => {
+  const onExit = () => {
     if (!pending) return;
     flush();
     try {
@@ -51,18 +51,27 @@ function coalescing(stream: Destination): (line: string) => void {
     } catch {
       // Exiting anyway: a destination that cannot write now loses the last lines, as pino's own would.
     }
-  });
-  return (line) => {
-    if (!pending) setImmediate(flush);
-    pending += line;
+  };
+  process.once('exit', onExit);
+  return {
+    emit: (line) => {
+      if (!pending) setImmediate(flush);
+      pending += line;
+    },
+    // The app closed: its pending lines go now, and the process keeps no listener per closed app.
+    close: () => {
+      flush();
+      process.removeListener('exit', onExit);
+    },
   };
 }
 
 function lineWriter(log: FastifyBaseLogger) {
   const stream = (log as unknown as Record<symbol, Destination>)[pino.symbols.streamSym];
-  const emit = coalescing(stream);
+  const { emit, close } = coalescing(stream);
   const base = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
   return {
+    close,
     /** The constant part of a route's lines. */
     head: (method: string, route: string | null) =>
       `,"method":${JSON.stringify(method)},"route":${JSON.stringify(route)}`,
@@ -99,6 +108,7 @@ export function instrumentRequests(
   const logErrors = log !== null && mode !== 'off';
 
   const writer = log ? lineWriter(log) : null;
+  if (writer) app.addHook('onClose', async () => writer.close());
   // Without METRICS_PORT nobody reads the request histogram: skip it.
   const measure = ctx.config.metricsPort !== undefined;
 

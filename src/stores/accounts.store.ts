@@ -147,6 +147,7 @@ export function accountStore(db: Executor, deps: AccountDeps): AccountStore {
     lockLive: (userId) => q.liveUser(db, userId, true),
     walletOwner: (address) => q.walletOwner(db, address),
     touchWallet: (address, now) => q.touchWallet(db, address, now),
+    touchWalletOwner: (address, now) => q.touchWalletOwner(db, address, now),
     insertPrimaryWallet: (input) => q.insertPrimaryWallet(db, input),
     linkedUser: (provider, externalUserId) => q.linkedUser(db, provider, externalUserId),
     saveOAuthLink: (input) => saveOAuthLink(deps, db, input),

@@ -1,4 +1,4 @@
-import type { Db, Executor } from '../db/schema.js';
+import type { Executor } from '../db/schema.js';
 import type { CodeStore } from '../oidc/stores.js';
 
 /** Marks the user's unredeemed codes as used (account deletion). */
@@ -27,7 +27,7 @@ export async function sweepCodes(db: Executor, before: Date): Promise<void> {
 }
 
 /** `authorization_codes`: owned here. */
-export function codeStore(db: Db): CodeStore {
+export function codeStore(db: Executor): CodeStore {
   return {
     async insert(row) {
       await db.insertInto('authorization_codes').values(row).execute();
@@ -47,6 +47,20 @@ export function codeStore(db: Db): CodeStore {
         .where('code_hash', '=', codeHash)
         .where('consumed_at', 'is', null)
         .where('expires_at', '>', now)
+        .returningAll()
+        .executeTakeFirst();
+      return row ?? null;
+    },
+    async consumeMatching(codeHash, r) {
+      const row = await db
+        .updateTable('authorization_codes')
+        .set({ consumed_at: r.now })
+        .where('code_hash', '=', codeHash)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', r.now)
+        .where('client_id', '=', r.clientId)
+        .where('redirect_uri', '=', r.redirectUri)
+        .where('code_challenge', r.codeChallenge === null ? 'is' : '=', r.codeChallenge)
         .returningAll()
         .executeTakeFirst();
       return row ?? null;

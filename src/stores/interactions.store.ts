@@ -38,6 +38,17 @@ export function interactionStore(db: Executor): InteractionStore {
         .where('id', '=', id)
         .execute();
     },
+    async completeSignedIn(id, f, now) {
+      const row = await db
+        .updateTable('interactions')
+        .set({ user_id: f.userId, session_id: f.sessionId, auth_time: f.authTime, completed_at: now })
+        .where('id', '=', id)
+        .where('completed_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning('id')
+        .executeTakeFirst();
+      return !!row;
+    },
     async deleteExpired(now) {
       const res = await db.deleteFrom('interactions').where('expires_at', '<', now).executeTakeFirst();
       return Number(res.numDeletedRows ?? 0);

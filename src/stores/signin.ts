@@ -1,6 +1,7 @@
 import type { Executor } from '../db/schema.js';
 import type { ConnectionLookups, SigninStores } from '../oidc/signin/stores.js';
 import { type AccountDeps, accountStore } from './accounts.store.js';
+import { codeStore } from './authorization-codes.store.js';
 import { interactionStore } from './interactions.store.js';
 import { providerStateStore } from './provider-states.store.js';
 import { sessionStore } from './sessions.store.js';
@@ -23,6 +24,7 @@ export function createSigninStores(db: Executor, deps: SigninStoreDeps): SigninS
     accounts: accountStore(db, deps),
     brands: signinBrandStore(db, deps.fileUrls),
     connections: deps.connections,
+    codes: codeStore(db),
     atomic: (fn) =>
       db.isTransaction ? fn(stores) : db.transaction().execute((trx) => fn(createSigninStores(trx, deps))),
     on: (executor) => (executor === db ? stores : createSigninStores(executor, deps)),

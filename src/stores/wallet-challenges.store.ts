@@ -25,6 +25,19 @@ export function walletChallengeStore(db: Executor): WalletChallengeStore {
         .executeTakeFirst();
       return !!row;
     },
+    async consumeLive(messageHash, expected) {
+      const row = await db
+        .updateTable('wallet_challenges')
+        .set({ consumed_at: expected.now })
+        .where('message_hash', '=', messageHash)
+        .where('purpose', '=', expected.purpose)
+        .where('brand_id', '=', expected.brandId)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', expected.now)
+        .returningAll()
+        .executeTakeFirst();
+      return row ?? null;
+    },
     async deleteOfUser(userId) {
       await db.deleteFrom('wallet_challenges').where('user_id', '=', userId).execute();
     },

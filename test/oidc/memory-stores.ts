@@ -222,6 +222,14 @@ export function memoryStores(): { stores: EngineStores; data: MemoryData } {
         row.consumed_at = now;
         return { ...row };
       },
+      async consumeMatching(hash, r) {
+        const row = data.codes.get(hash);
+        if (!row || row.consumed_at || row.expires_at <= r.now) return null;
+        if (row.client_id !== r.clientId || row.redirect_uri !== r.redirectUri) return null;
+        if (row.code_challenge !== r.codeChallenge) return null;
+        row.consumed_at = r.now;
+        return { ...row };
+      },
     },
     tokens: {
       findRefresh: async (hash) => {
@@ -300,7 +308,8 @@ export async function memoryEngine(clock: Clock): Promise<{ ctx: AppContext; dat
     clock,
     keys,
     stores,
-    invalidation: { healthy: true, on: () => () => {} },
+    // No channel to hear changes on: every cache reads through (as an instance whose channel is down).
+    invalidation: { healthy: false, on: () => () => {} },
     hooks: { accessTokenChecks: [], onClose: [] },
   } as unknown as AppContext;
   ctx.verifyAccessToken = async () => null;

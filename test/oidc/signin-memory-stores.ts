@@ -1,5 +1,6 @@
 import type { InteractionRow, UserRow } from '../../src/db/schema.js';
 import type { Clock } from '../../src/lib/clock.js';
+import type { AuthorizationCodeRow } from '../../src/oidc/stores.js';
 import { newId } from '../../src/lib/ids.js';
 import { identityHash } from '../../src/oidc/signin/identities.js';
 import type {
@@ -52,6 +53,13 @@ export class MemorySigninStores implements SigninStores {
     complete: async (id, now) => {
       const row = this.interactionRows.get(id);
       if (!row || row.completed_at || row.expires_at <= now) return false;
+      row.completed_at = now;
+      return true;
+    },
+    completeSignedIn: async (id, f, now) => {
+      const row = this.interactionRows.get(id);
+      if (!row || row.completed_at || row.expires_at <= now) return false;
+      Object.assign(row, { user_id: f.userId, session_id: f.sessionId, auth_time: f.authTime });
       row.completed_at = now;
       return true;
     },
@@ -120,6 +128,13 @@ export class MemorySigninStores implements SigninStores {
     },
     findByMessageHash: async (hash) =>
       [...this.challengeRows.values()].find((c) => c.message_hash === hash) ?? null,
+    consumeLive: async (hash, e) => {
+      const row = [...this.challengeRows.values()].find((c) => c.message_hash === hash);
+      const live = row && !row.consumed_at && row.expires_at > e.now;
+      if (!live || row.purpose !== e.purpose || row.brand_id !== e.brandId) return null;
+      row.consumed_at = e.now;
+      return { ...row };
+    },
     consume: async (id, now) => {
       const row = this.challengeRows.get(id);
       if (!row || row.consumed_at) return false;
@@ -205,6 +220,7 @@ export class MemorySigninStores implements SigninStores {
     lockLive: async (userId) => this.users.get(userId)?.deleted_at === null,
     walletOwner: async (address) => this.liveHolder(this.wallets.get(address)),
     touchWallet: async () => {},
+    touchWalletOwner: async (address) => this.liveHolder(this.wallets.get(address)),
     insertPrimaryWallet: async (input) => {
       if (this.wallets.has(input.address)) return false;
       this.wallets.set(input.address, input.userId);
@@ -255,6 +271,13 @@ export class MemorySigninStores implements SigninStores {
   connections = {
     credentials: async () => null,
     enabledTypes: async () => [],
+  };
+
+  readonly codeRows: AuthorizationCodeRow[] = [];
+  codes = {
+    insert: async (row: AuthorizationCodeRow) => {
+      this.codeRows.push({ ...row });
+    },
   };
 
   atomic<T>(fn: (tx: SigninStores) => Promise<T>): Promise<T> {

@@ -29,6 +29,13 @@ before(async () => {
 });
 after(() => t.close());
 
+/**
+ * Reads that refill a per-instance cache on a wall-clock schedule, not per flow: whether the org's
+ * webhooks want `token.issued` (refreshed at most once a second). On a loaded machine a flow can
+ * take longer than that, so counting them would make the bounds depend on the machine.
+ */
+const PER_INSTANCE_CACHE = /from "webhooks"/;
+
 type Step = 'authorize' | 'challenge' | 'verify' | 'token';
 
 /** One flow, each step's statements recorded. */
@@ -38,7 +45,7 @@ async function flow(wallet: TestWallet): Promise<Record<Step, Statement[]>> {
   const steps = {} as Record<Step, Statement[]>;
   const step = async <T>(name: Step, fn: (headers: Record<string, string>) => Promise<T>): Promise<T> => {
     const { result, statements } = await counted(fn);
-    steps[name] = statements;
+    steps[name] = statements.filter((s) => !PER_INSTANCE_CACHE.test(s.sql));
     return result;
   };
   const start = await step('authorize', (headers) =>
@@ -97,33 +104,36 @@ function report(title: string, steps: Record<Step, Statement[]>) {
   const total = tally(Object.values(steps).flat());
   console.log(`\n${title}`);
   console.table([...rows, { step: 'total', ...total }]);
-  if (process.env.GATEHOUSE_SQL_TRACE) {
-    for (const [name, list] of Object.entries(steps)) {
-      for (const s of list)
-        console.log(`${name.padEnd(9)} ${s.kind.padEnd(5)} ${s.sql.replace(/\s+/g, ' ')}`);
-    }
-  }
-  return { rows: Object.fromEntries(rows.map((r) => [r.step, r])), total };
+  const listing = Object.entries(steps)
+    .flatMap(([name, list]) =>
+      list.map((s) => `${name.padEnd(9)} ${s.kind.padEnd(5)} ${s.sql.replace(/\s+/g, ' ')}`),
+    )
+    .join('\n');
+  if (process.env.GATEHOUSE_SQL_TRACE) console.log(listing);
+  return { total, listing };
 }
 
-/** Statements (round trips, BEGIN/COMMIT included) and writes per whole flow: what it takes today. */
+/**
+ * Statements (round trips, BEGIN/COMMIT included) and writes per whole flow: what it takes today
+ * (before issue 23 item 2: 23 and 13 for a returning wallet, 25 and 14 for a new one).
+ */
 const BOUNDS = {
-  returning: { statements: 23, writes: 13 },
-  created: { statements: 25, writes: 14 },
+  returning: { statements: 16, writes: 11 },
+  created: { statements: 19, writes: 13 },
 };
 
 describe('database round trips of one wallet sign-in flow', () => {
   it('a returning wallet (as the bench drives it) stays within its bounds', async () => {
     const wallet = createTestWallet();
     await flow(wallet); // first sign-in: the user and the wallet are made; the client is cached
-    const { total } = report('returning wallet, no session cookie', await flow(wallet));
-    assert.ok(total.statements <= BOUNDS.returning.statements, `statements: ${total.statements}`);
-    assert.ok(total.writes <= BOUNDS.returning.writes, `writes: ${total.writes}`);
+    const { total, listing } = report('returning wallet, no session cookie', await flow(wallet));
+    assert.ok(total.statements <= BOUNDS.returning.statements, `${total.statements} statements:\n${listing}`);
+    assert.ok(total.writes <= BOUNDS.returning.writes, `${total.writes} writes:\n${listing}`);
   });
 
   it('a new wallet (the account is made) stays within its bounds', async () => {
-    const { total } = report('new wallet', await flow(createTestWallet()));
-    assert.ok(total.statements <= BOUNDS.created.statements, `statements: ${total.statements}`);
-    assert.ok(total.writes <= BOUNDS.created.writes, `writes: ${total.writes}`);
+    const { total, listing } = report('new wallet', await flow(createTestWallet()));
+    assert.ok(total.statements <= BOUNDS.created.statements, `${total.statements} statements:\n${listing}`);
+    assert.ok(total.writes <= BOUNDS.created.writes, `${total.writes} writes:\n${listing}`);
   });
 });

@@ -33,6 +33,21 @@ describe('request log lines to an asynchronous destination', () => {
     }
   });
 
+  it('closing the app writes its pending lines and leaves no exit listener behind', async () => {
+    const writes: string[] = [];
+    const stream = { write: (s: string) => void writes.push(s), flushSync: () => {} };
+    const listeners = process.listenerCount('exit');
+    const t = await buildTestApp({ env: { LOG_LEVEL: 'info', LOG_REQUESTS: 'all' }, logStream: stream });
+    assert.equal(process.listenerCount('exit'), listeners + 1);
+    await t.app.inject({ url: DISCOVERY });
+    await t.close();
+    assert.ok(
+      writes.some((w) => w.includes('"msg":"request"')),
+      'the pending line was written at close',
+    );
+    assert.equal(process.listenerCount('exit'), listeners);
+  });
+
   it('a stream without flushSync gets each line in its own write, at once', async () => {
     const writes: string[] = [];
     const t = await buildTestApp({

@@ -56,6 +56,17 @@ function status(url: string): Promise<number> {
 
 type Line = Record<string, unknown>;
 
+/** The JWKS requests answered 2xx, as the metrics listener on `port` counts them. */
+async function jwksCount(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('gatehouse_http_request_duration_seconds_count{') && /jwks/i.test(line))
+      if (line.includes('status_class="2xx"')) sum += Number(line.split(' ').pop());
+  }
+  return sum;
+}
+
 const skip =
   !process.env.DATABASE_URL || !process.env.REDIS_URL
     ? 'needs DATABASE_URL and REDIS_URL: several workers need PostgreSQL and Redis'
@@ -64,11 +75,12 @@ const skip =
 describe('WORKERS=2 (cluster mode)', { skip }, () => {
   it('two workers answer, a killed one is replaced while requests succeed, SIGTERM stops all', async () => {
     const port = await freePort();
+    const metricsPort = await freePort();
     const schema = `gh_workers_${randomAlphanumeric(8).toLowerCase()}`;
     const primary: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: ROOT,
       detached: true,
-      env: workerEnv(port, schema),
+      env: { ...workerEnv(port, schema), METRICS_PORT: String(metricsPort) },
     });
     const pid = primary.pid as number;
     let out = '';
@@ -81,11 +93,16 @@ describe('WORKERS=2 (cluster mode)', { skip }, () => {
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Line);
     const url = `http://127.0.0.1:${port}/.well-known/jwks.json`;
+    let answered = 0;
+    const jwks = async () => {
+      assert.equal(await status(url), 200);
+      answered++;
+    };
     /** Requests until `want` distinct pids have logged answering them. */
     const answeredBy = async (want: number[]) => {
       await until(
         async () => {
-          assert.equal(await status(url), 200);
+          await jwks();
           const pids = new Set(
             lines()
               .filter((l) => l.route === '/.well-known/jwks.json')
@@ -113,6 +130,8 @@ describe('WORKERS=2 (cluster mode)', { skip }, () => {
       const workers = childrenOf(pid);
       assert.equal(workers.length, 2, `two workers: ${workers}`);
       await answeredBy(workers);
+      // The primary's /metrics sums the workers' (each saw only its share of the requests).
+      await until(async () => (await jwksCount(metricsPort)) === answered, `/metrics to count ${answered}`);
 
       const [victim, survivor] = workers;
       process.kill(victim, 'SIGKILL');
@@ -120,7 +139,7 @@ describe('WORKERS=2 (cluster mode)', { skip }, () => {
         () => lines().some((l) => l.msg === 'worker exited; starting another' && l.pid === victim),
         'the primary to see the worker gone',
       );
-      for (let i = 0; i < 10; i++) assert.equal(await status(url), 200);
+      for (let i = 0; i < 10; i++) await jwks();
       const replacement = await until(
         () => childrenOf(pid).find((p) => p !== survivor && p !== victim && alive(p)),
         'a replacement worker',

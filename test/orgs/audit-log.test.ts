@@ -46,7 +46,17 @@ describe('audit log', () => {
   }
 
   before(async () => {
-    t = await buildOrgsTestApp();
+    // The app's own pruning job runs on real timers a minute after it starts; on a loaded machine this
+    // suite outlasts that minute, and the job would prune the old entries the tests below plant (the
+    // timer test saw its entry gone "before the first minute"). Postpone it past the suite.
+    const tunable = defaults as { auditPruneFirstRunDelay: number };
+    const firstRun = tunable.auditPruneFirstRunDelay;
+    tunable.auditPruneFirstRunDelay = 20 * DAY;
+    try {
+      t = await buildOrgsTestApp();
+    } finally {
+      tunable.auditPruneFirstRunDelay = firstRun;
+    }
     owner = await createUser(t);
     member = await createUser(t);
     reader = await createUser(t);

@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
+import { newAuthorizationCode } from '../codes.js';
+import { InteractionGone } from './errors.js';
 import { finish, type LoadedInteraction, needsConsent, withQuery } from './interactions.js';
 import { unmetRequirementRedirect } from './requirement.js';
 import { endSessions } from './logout.js';
@@ -28,6 +30,49 @@ export interface SignedIn {
   authTime: Date;
   /** The browser's session of another user that this sign-in replaces: ended after the commit. */
   replaced: string | null;
+  /** The client's redirect URI with a code, when the interaction was completed in the sign-in. */
+  redirectTo?: string;
+}
+
+/**
+ * Whether the code can be issued in the sign-in's own transaction, with no read or call outside it:
+ * an authorize interaction of a first-party app (no consent step) without a required gate policy
+ * (nothing to evaluate), whose id_token_hint (if any) names this user.
+ */
+function finishesAtSignIn(loaded: LoadedInteraction, userId: string): boolean {
+  const { row, params, client } = loaded;
+  return (
+    row.kind === 'authorize' &&
+    client.firstParty &&
+    !client.requiredGatePolicyId &&
+    (!params.idTokenHintSub || params.idTokenHintSub === userId)
+  );
+}
+
+/**
+ * Completes the interaction with the user on it and writes the code, in the sign-in's transaction:
+ * session and code commit together. An interaction that ended meanwhile undoes the whole sign-in.
+ */
+async function finishInSignIn(
+  tx: SigninStores,
+  ctx: AppContext,
+  loaded: LoadedInteraction,
+  fields: { userId: string; sessionId: string; authTime: Date },
+): Promise<string> {
+  const { row, params, client } = loaded;
+  if (!(await tx.interactions.completeSignedIn(row.id, fields, ctx.clock.now()))) throw new InteractionGone();
+  const { code, row: codeRow } = newAuthorizationCode(ctx, {
+    client,
+    userId: fields.userId,
+    redirectUri: params.redirectUri,
+    scopes: params.scopes,
+    nonce: params.nonce,
+    codeChallenge: params.codeChallenge,
+    authTime: Math.floor(fields.authTime.getTime() / 1000),
+    sessionId: fields.sessionId,
+  });
+  await tx.codes.insert(codeRow);
+  return withQuery(params.redirectUri, { code, state: params.state, iss: ctx.config.issuer });
 }
 
 /**
@@ -40,18 +85,22 @@ export async function openSession(
   ctx: AppContext,
   req: FastifyRequest,
   loaded: LoadedInteraction,
-  input: { userId: string; provider: string },
+  input: { userId: string; provider: string; seen?: boolean },
 ): Promise<SignedIn> {
   const { userId } = input;
   const brandId = loaded.client.brandId;
-  await tx.accounts.touch(userId);
+  if (!input.seen) await tx.accounts.touch(userId);
   const authTime = new Date(ctx.clock.nowSec() * 1000);
   const meta = { authTime, ...requestMeta(req) };
   const previous = await requestSession(tx, ctx.clock, req, brandId);
   if (!previous) await destroyRequestSession(tx, req, brandId); // an expired one's row
   const renewed = previous?.userId === userId ? await renewSession(tx, ctx.clock, previous.id, meta) : null;
   const session = renewed ?? (await createSession(tx, ctx.clock, { userId, brandId, ...meta }));
-  await tx.interactions.attachUser(loaded.row.id, { userId, sessionId: session.id, authTime });
+  const fields = { userId, sessionId: session.id, authTime };
+  const redirectTo = finishesAtSignIn(loaded, userId)
+    ? await finishInSignIn(tx, ctx, loaded, fields)
+    : undefined;
+  if (!redirectTo) await tx.interactions.attachUser(loaded.row.id, fields);
   await tx.accounts.recordActivity({
     userId,
     type: 'sign_in',
@@ -59,7 +108,7 @@ export async function openSession(
     ...requestMeta(req),
   });
   const replaced = previous && previous.userId !== userId ? previous.id : null;
-  return { userId, session, authTime, replaced };
+  return { userId, session, authTime, replaced, redirectTo };
 }
 
 /**
@@ -75,6 +124,7 @@ export async function continueSignedIn(
   // Another user's session of this browser ends as logout ends it: its tokens revoked, its apps told.
   if (outcome.replaced) await endSessions(ctx, [outcome.replaced]);
   setSessionCookie(ctx, reply, loaded.client.brandId, outcome.session.token);
+  if (outcome.redirectTo) return { step: 'done', redirectTo: outcome.redirectTo };
   const { params } = loaded;
   if (params.idTokenHintSub && params.idTokenHintSub !== outcome.userId) {
     // The client asked for the user its id_token_hint names (OIDC Core §3.1.2.1); someone else

@@ -173,21 +173,19 @@ export function withQuery(uri: string, params: Record<string, string | undefined
 /** The account a verified wallet signs in to: its holder, a restored account, or a new user. */
 async function userForWallet(tx: SigninStores, ctx: AppContext, address: string) {
   const now = ctx.clock.now();
-  const owner = await tx.accounts.walletOwner(address);
-  if (owner) {
-    await tx.accounts.touchWallet(address, now);
-    return { userId: owner, created: false };
-  }
+  // `seen`: the user's last_seen is now already (a returning holder is marked in the same statement).
+  const owner = await tx.accounts.touchWalletOwner(address, now);
+  if (owner) return { userId: owner, created: false, seen: true };
   const restored = await tx.accounts.restoreIfInGrace({ kind: 'wallet', address });
   const userId = restored ?? (await tx.accounts.create({})).id;
   if (await tx.accounts.insertPrimaryWallet({ id: newId('pk_'), userId, address, now })) {
-    return { userId, created: !restored };
+    return { userId, created: !restored, seen: !restored };
   }
   // Another sign-in with this wallet committed first: it owns the wallet; drop what we made.
   const winner = await tx.accounts.walletOwner(address);
   if (!winner) throw new ApiError(409, 'conflict', 'the wallet is being linked by another request; retry');
   if (!restored) await tx.accounts.discard(userId);
-  return { userId: winner, created: false };
+  return { userId: winner, created: false, seen: false };
 }
 
 /**
@@ -211,8 +209,8 @@ export async function verifyWallet(
       if (err instanceof ApiError && err.status === 400) return { error: err };
       throw err;
     }
-    const { userId } = await userForWallet(tx, ctx, address);
-    return openSession(tx, ctx, req, loaded, { userId, provider: WALLET_PROVIDER });
+    const { userId, seen } = await userForWallet(tx, ctx, address);
+    return openSession(tx, ctx, req, loaded, { userId, provider: WALLET_PROVIDER, seen });
   });
   ctx.metrics.signIn('wallet', 'error' in outcome ? 'failed' : 'succeeded');
   if ('error' in outcome) {

@@ -9,6 +9,7 @@ import type {
 } from '../../db/schema.js';
 import type { ProviderConfig, ProviderType } from '../../providers/types.js';
 import type { PageBrand } from '../pages/html.js';
+import type { AuthorizationCodeRow } from '../stores.js';
 import type { SignInIdentity } from './identities.js';
 
 /**
@@ -25,6 +26,8 @@ export interface SigninStores {
   accounts: AccountStore;
   brands: SigninBrandStore;
   connections: ConnectionLookups;
+  /** Codes issued in the sign-in's own transaction (the flow needs no consent: one commit). */
+  codes: { insert(row: AuthorizationCodeRow): Promise<void> };
   /** Runs `fn` in one transaction (or in the caller's, when these stores are bound to one). */
   atomic<T>(fn: (tx: SigninStores) => Promise<T>): Promise<T>;
   /** The same stores on a transaction the caller opened. */
@@ -40,6 +43,15 @@ export interface InteractionStore {
   /** Completes once: the caller that gets `true` issues the code. */
   complete(id: string, now: Date): Promise<boolean>;
   attachUser(id: string, fields: { userId: string; sessionId: string; authTime: Date }): Promise<void>;
+  /**
+   * Puts the signed-in user on the live interaction and completes it, in one update: the caller that
+   * gets `true` issues the code (the sign-in needs no further step).
+   */
+  completeSignedIn(
+    id: string,
+    fields: { userId: string; sessionId: string; authTime: Date },
+    now: Date,
+  ): Promise<boolean>;
   deleteExpired(now: Date): Promise<number>;
 }
 
@@ -110,6 +122,14 @@ export interface WalletChallengeStore {
   findByMessageHash(messageHash: string): Promise<WalletChallengeRow | null>;
   /** One atomic update: false when it was consumed already. */
   consume(id: string, now: Date): Promise<boolean>;
+  /**
+   * Finds and consumes in one update the challenge with this message hash, when it is of this
+   * purpose and brand, unexpired and unconsumed; null otherwise (the caller then finds out why).
+   */
+  consumeLive(
+    messageHash: string,
+    expected: { purpose: string; brandId: string; now: Date },
+  ): Promise<WalletChallengeRow | null>;
   /** A deleted account's challenges (a link challenge names its user). */
   deleteOfUser(userId: string): Promise<void>;
   deleteExpired(now: Date): Promise<number>;
@@ -191,6 +211,8 @@ export interface AccountStore {
   /** Locks the live user's row; false when there is none. */
   lockLive(userId: string): Promise<boolean>;
   walletOwner(address: string): Promise<string | null>;
+  /** The live holder of the wallet, the wallet marked used and the user seen; null when none. */
+  touchWalletOwner(address: string, now: Date): Promise<string | null>;
   touchWallet(address: string, now: Date): Promise<void>;
   /** False when another account holds the wallet. */
   insertPrimaryWallet(input: { id: string; userId: string; address: string; now: Date }): Promise<boolean>;

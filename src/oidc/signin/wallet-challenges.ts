@@ -16,7 +16,7 @@ import {
   type WalletPurpose,
   wrongBrand,
 } from '../../solana/siws.js';
-import type { SigninStores } from './stores.js';
+import type { SigninStores, WalletChallengeRow } from './stores.js';
 
 /** Random alphanumerics in a challenge's nonce (the format asks for at least 16). */
 const NONCE_LENGTH = 24;
@@ -94,12 +94,32 @@ export async function redeemWalletProof(
   proof: WalletProof,
 ): Promise<{ address: string; userId: string | null }> {
   const { signature, signed } = decodeWalletProof(proof);
-  const challenge = await stores.walletChallenges.findByMessageHash(sha256(signed));
-  if (!challenge || challenge.purpose !== proof.purpose) throw badSignature();
-  if (challenge.brand_id !== proof.brandId) throw wrongBrand();
+  const messageHash = sha256(signed);
   const now = clock.now();
-  if (challenge.expires_at.getTime() <= now.getTime()) throw staleChallenge();
-  if (!(await stores.walletChallenges.consume(challenge.id, now))) throw replayedNonce();
+  // A challenge that passes every check is found and consumed by one update; only when none does,
+  // the row is read to tell which check failed.
+  const expected = { purpose: proof.purpose, brandId: proof.brandId, now };
+  const challenge =
+    (await stores.walletChallenges.consumeLive(messageHash, expected)) ??
+    (await refuseChallenge(stores, messageHash, expected));
   checkWalletSignature(challenge.address, proof.address, signed, signature);
   return { address: challenge.address, userId: challenge.user_id };
+}
+
+/**
+ * Why a challenge could not be consumed, in the order of DESIGN.md §3: not issued by us or for
+ * another purpose (bad_signature), another brand's (wrong_brand), expired (stale_challenge),
+ * consumed already (replayed_nonce). Returns the row only if it was consumed now after all.
+ */
+async function refuseChallenge(
+  stores: SigninStores,
+  messageHash: string,
+  expected: { purpose: WalletPurpose; brandId: string; now: Date },
+): Promise<WalletChallengeRow> {
+  const challenge = await stores.walletChallenges.findByMessageHash(messageHash);
+  if (!challenge || challenge.purpose !== expected.purpose) throw badSignature();
+  if (challenge.brand_id !== expected.brandId) throw wrongBrand();
+  if (challenge.expires_at.getTime() <= expected.now.getTime()) throw staleChallenge();
+  if (!(await stores.walletChallenges.consume(challenge.id, expected.now))) throw replayedNonce();
+  return challenge;
 }
