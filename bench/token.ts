@@ -21,6 +21,7 @@ import {
   cpuSeconds,
   dropSchema,
   gatehouseEnv,
+  profileArgs,
   SCOPE,
   seedGatehouse,
   waitForAllWorkers,
@@ -134,7 +135,10 @@ async function main(): Promise<void> {
     const logFile = join(dataDir, 'gatehouse.log');
     const log = openSync(logFile, 'w');
     children.push(
-      spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', log, 'inherit'] }),
+      spawn(process.execPath, [...profileArgs(), '--import', 'tsx', 'src/main.ts'], {
+        env,
+        stdio: ['ignore', log, 'inherit'],
+      }),
     );
     children.push(
       spawn(
@@ -191,8 +195,16 @@ async function main(): Promise<void> {
       `ratio gatehouse / oidc-provider (best of ${rounds}): ${(best.gatehouse / best['oidc-provider']).toFixed(2)}x`,
     );
   } finally {
+    // Each child's exit (a CPU profile is written then), or 10 s at most.
+    const exited = children.map(
+      (c) =>
+        new Promise((r) => {
+          if (c.exitCode !== null) r(null);
+          else c.once('exit', r);
+        }),
+    );
     for (const c of children) c.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 1000));
+    await Promise.race([Promise.all(exited), new Promise((r) => setTimeout(r, 10_000))]);
     await dropSchema(env).catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
   }

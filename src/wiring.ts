@@ -10,6 +10,7 @@ import { type Clock, systemClock } from './lib/clock.js';
 import { Encryptor } from './lib/encryption.js';
 import { KeyStore } from './oidc/keys.js';
 import { verifyAccessToken } from './oidc/tokens.js';
+import { cachedAccounts } from './oidc/user-cache.js';
 import { introspectApiKey } from './modules/api-keys/api-keys.service.js';
 import { recordActivity } from './modules/users/activity.js';
 import { createEngineStores, type EngineStoreDeps } from './stores/engine.js';
@@ -134,6 +135,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     hooks: { accessTokenChecks: [], onClose },
   };
   ctx.stores.signin = createSigninStores(database.db, signinStoreDeps(ctx));
+  ctx.stores.accounts = cachedAccounts(ctx, stores.accounts);
   stores.introspectors.push((token, request) => introspectApiKey(ctx, token, request.ip));
   wireModules(ctx);
   return ctx;

@@ -38,6 +38,23 @@ export const defaults = {
   invalidationRetryMs: 1000,
   /** Most OAuth clients (hits and misses) one instance keeps cached. */
   clientCacheMaxEntries: 10_000,
+  /**
+   * How long an instance reuses an access token's revocation state (its jti revoked or not) that it
+   * read (milliseconds); never past the token's `exp`. A revocation invalidates it on every instance
+   * at once (topic `token`); this bounds an entry should a notification be lost.
+   */
+  tokenStateCacheTtlMs: 60_000,
+  /** Most access tokens (by jti) whose revocation state one instance keeps cached. */
+  tokenStateCacheMaxEntries: 100_000,
+  /**
+   * How long an instance reuses a user's liveness, profile claims and wallets (milliseconds). Every
+   * write to `users` / `user_public_keys` invalidates them on every instance at once (topic `user`).
+   */
+  userCacheTtlMs: 30_000,
+  /** Most users whose liveness, profile and wallets one instance keeps cached (each). */
+  userCacheMaxEntries: 20_000,
+  /** Past this many jtis revoked at once, one invalidation of every cached token state instead. */
+  tokenInvalidationMaxKeys: 100,
   /** How often an instance deletes expired codes, device codes and revocation records (seconds). */
   tokenSweepInterval: 600,
   /** How often an instance checks whether the key rotation schedule (KEY_ROTATION_DAYS) is due (seconds). */

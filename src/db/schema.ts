@@ -163,10 +163,26 @@ export interface AuditLogDailyTable {
   n: ColumnType<string, number | string, number | string>;
 }
 
-/** Every day of the org before `rolled_until` has its counts in audit_log_daily. */
+/** Counts of an org's audit entries per closed UTC hour (0020_audit_log_hourly.sql). */
+export interface AuditLogHourlyTable {
+  org_id: string;
+  /** 'all' (value ''), 'action', 'actor' or 'type'. */
+  dim: string;
+  value: string;
+  /** The start of the hour. */
+  hour: Timestamp;
+  /** bigint: a string when read. */
+  n: ColumnType<string, number | string, number | string>;
+}
+
+/**
+ * Every day of the org before `rolled_until` has its counts in audit_log_daily; every hour before
+ * `hours_until` (null: none yet) in audit_log_hourly.
+ */
 export interface AuditLogRollupsTable {
   org_id: string;
   rolled_until: Timestamp;
+  hours_until: Timestamp | null;
 }
 
 export interface EventsTable {
@@ -570,6 +586,7 @@ export interface Database {
   apps: AppsTable;
   audit_log: AuditLogTable;
   audit_log_daily: AuditLogDailyTable;
+  audit_log_hourly: AuditLogHourlyTable;
   audit_log_rollups: AuditLogRollupsTable;
   events: EventsTable;
   authorization_codes: AuthorizationCodesTable;

@@ -3,16 +3,17 @@ import pg from 'pg';
 import type { Config } from '../config/index.js';
 import { defaults } from '../config/defaults.js';
 import type { DatabaseHandle } from '../db/index.js';
-import { currentSchema, notifyInSchema } from '../db/notify.js';
+import { currentSchema, notifyInSchema, notifyManyInSchema } from '../db/notify.js';
 import type { Executor } from '../db/schema.js';
 
 /**
  * What a per-instance cache of security state keeps, by topic; the key says which entry changed
  * (`*`: every entry). `app`: OAuth clients by client id (secrets, redirect URIs, disabled apps);
  * `keys`: the signing key set; `gate`/`gateOrg`: token-gate lookups by gate id / org id;
- * `webhooks`: an org's webhook subscriptions by org id.
+ * `webhooks`: an org's webhook subscriptions by org id; `token`: an access token's revocation state
+ * by jti; `user`: a user's liveness, profile claims and wallets by user id.
  */
-export type InvalidationTopic = 'app' | 'keys' | 'gate' | 'gateOrg' | 'webhooks';
+export type InvalidationTopic = 'app' | 'keys' | 'gate' | 'gateOrg' | 'webhooks' | 'token' | 'user';
 
 const TOPICS: ReadonlySet<string> = new Set<InvalidationTopic>([
   'app',
@@ -20,6 +21,8 @@ const TOPICS: ReadonlySet<string> = new Set<InvalidationTopic>([
   'gate',
   'gateOrg',
   'webhooks',
+  'token',
+  'user',
 ]);
 
 /**
@@ -46,12 +49,13 @@ export async function publishInvalidation(
   origin = '-',
 ): Promise<void> {
   const payloads: string[] = [];
-  for (const key of keys) payloads.push(`${origin}\t${topic}\t${key}`);
-  if (payloads.length === 0) return;
-  for (const p of payloads) {
+  for (const key of keys) {
+    const p = `\t${origin}\t${topic}\t${key}`;
     if (p.length > MAX_PAYLOAD) throw new Error('invalidation key too long');
-    await notifyInSchema(db, INVALIDATION_CHANNEL, `\t${p}`);
+    payloads.push(p);
   }
+  // One round trip for the lot (a logout revokes a family's every unexpired access token).
+  await notifyManyInSchema(db, INVALIDATION_CHANNEL, payloads);
 }
 
 type Handler = (key: string) => void;
@@ -70,7 +74,7 @@ export async function invalidateEverywhere(
   keys: Iterable<string>,
 ): Promise<void> {
   const list = [...keys];
-  for (const bus of liveBuses) for (const k of list) bus.deliverLocal(topic, k);
+  for (const bus of liveBuses) if (!bus.otherProcess) for (const k of list) bus.deliverLocal(topic, k);
   await publishInvalidation(trx, topic, list);
 }
 
@@ -122,6 +126,11 @@ export class InvalidationBus {
    * them (no error, nothing delivered).
    */
   deaf = false;
+  /**
+   * Test seam: while true, this instance stands for one in another process: `invalidateEverywhere`
+   * does not reach it directly, only through the channel (two-instance tests prove the channel).
+   */
+  otherProcess = false;
   /**
    * This instance's name in payloads, so it skips the echo of what it applied already; also in its
    * listening connection's `application_name` (`gatehouse-invalidation-<id>`).

@@ -1,5 +1,6 @@
 import type { AccessTokenCheck, AppContext } from '../context.js';
 import { loadClient } from './clients.js';
+import { cachedTokenState } from './user-cache.js';
 import type { Tx } from './stores.js';
 
 /** Revokes one family (a code's or a device authorization's tokens, with every rotation). */
@@ -26,18 +27,24 @@ export function revokeAccessToken(ctx: AppContext, jti: string, exp: number): Pr
 
 /**
  * The issuer's check on every verified access token: its app is still live (from the client
- * cache), its jti is not revoked and its user (for user tokens) is not deleted — one query.
+ * cache), its jti is not revoked and its user (for user tokens) is not deleted — one query, or none
+ * when this instance has both cached (src/oidc/user-cache.ts).
  */
 export function revocationCheck(ctx: AppContext): AccessTokenCheck {
   return async (claims) => {
     const clientId = claims.client_id;
-    const jti = claims.jti;
-    const sub = claims.sub;
-    if (typeof clientId !== 'string' || typeof jti !== 'string' || typeof sub !== 'string') return false;
+    const { jti, sub, exp } = claims;
+    if (
+      typeof clientId !== 'string' ||
+      typeof jti !== 'string' ||
+      typeof sub !== 'string' ||
+      typeof exp !== 'number'
+    )
+      return false;
     if (!(await loadClient(ctx, clientId))) return false;
     // Client-credentials tokens carry the client id as sub (RFC 9068) and have no user.
     const userId = sub === clientId ? null : sub;
-    const state = await ctx.stores.revocations.tokenState(jti, userId);
+    const state = await cachedTokenState(ctx, jti, userId, exp);
     if (state.revoked) return false;
     return userId === null || state.live;
   };

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
+import { defaults } from '../config/defaults.js';
 import type { Db, Executor } from '../db/schema.js';
+import { invalidateEverywhere } from '../events/invalidation.js';
 import type { Clock } from '../lib/clock.js';
 import type { FamilyFilter, RevocationStore } from '../oidc/stores.js';
 import { burnCodesOfSession, burnCodesOfUser, sweepCodes } from './authorization-codes.store.js';
@@ -23,12 +25,26 @@ async function revokeFamilies(db: Executor, filter: FamilyFilter, now: Date): Pr
     await burnCodesOfSession(db, filter.sessionId, now);
   }
   await revokeRefreshTokens(db, filter, now);
-  await db
+  const revoked = await db
     .insertInto('revoked_tokens')
     .columns(['jti', 'expires_at', 'revoked_at'])
     .expression(access)
     .onConflict((oc) => oc.column('jti').doNothing())
+    .returning('jti')
     .execute();
+  await tokensRevoked(
+    db,
+    revoked.map((r) => r.jti),
+  );
+}
+
+/**
+ * Every instance's cached token state (src/oidc/user-cache.ts) forgets these jtis: this process's
+ * at once, every instance's when `db`'s transaction commits (just after the write without one).
+ * Past `tokenInvalidationMaxKeys`, every cached token state at once instead of one key each.
+ */
+function tokensRevoked(db: Executor, jtis: string[]): Promise<void> {
+  return invalidateEverywhere(db, 'token', jtis.length > defaults.tokenInvalidationMaxKeys ? ['*'] : jtis);
 }
 
 async function sweep(db: Executor, now: Date): Promise<void> {
@@ -70,6 +86,7 @@ export function revocationStore(db: Db): RevocationStore {
         .values({ jti, expires_at: expiresAt, revoked_at: now })
         .onConflict((oc) => oc.column('jti').doNothing())
         .execute();
+      await tokensRevoked(tx ?? db, [jti]);
     },
     async tokenState(jti, userId) {
       const { rows } = await sql<{ revoked: boolean; live: boolean | null }>`

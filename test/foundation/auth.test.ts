@@ -13,6 +13,7 @@ import {
   json,
   type TestApp,
   type TestUser,
+  userChangedBehindTheApp,
 } from '../helpers/app.js';
 import { addMember, seedOrg, type TestOrg } from '../helpers/fixtures.js';
 
@@ -148,6 +149,7 @@ describe('bearer authentication and permissions', () => {
       .set({ deleted_at: t.clock.now() })
       .where('id', '=', gone.id)
       .execute();
+    await userChangedBehindTheApp(t, gone.id);
     await invalid(gone.token);
   });
 

@@ -7,6 +7,7 @@ import { defaults } from '../../src/config/defaults.js';
 import type { AppContext } from '../../src/context.js';
 import type { DatabaseHandle } from '../../src/db/index.js';
 import { openDatabase } from '../../src/db/index.js';
+import { invalidateEverywhere } from '../../src/events/invalidation.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
 import { signJwt } from '../../src/oidc/jwt.js';
@@ -144,4 +145,12 @@ export async function grantSystem(t: TestApp, userId: string, permissions: strin
 /** JSON body of an inject response. */
 export function json<T = any>(res: { body: string }): T {
   return JSON.parse(res.body) as T;
+}
+
+/**
+ * After a test wrote `users` / `user_public_keys` directly, behind the app's back: every instance
+ * drops what it cached of the user (src/oidc/user-cache.ts), as the users module's writes do.
+ */
+export function userChangedBehindTheApp(t: TestApp, userId: string): Promise<void> {
+  return invalidateEverywhere(t.ctx.db, 'user', [userId]);
 }

@@ -3,7 +3,7 @@ import { defaults } from '../../src/config/defaults.js';
 import { sha256 } from '../../src/lib/hash.js';
 import { newId, newSecret, randomAlphanumeric } from '../../src/lib/ids.js';
 import { type Client, invalidateClient, loadClient } from '../../src/oidc/clients.js';
-import type { TestApp } from './app.js';
+import { type TestApp, userChangedBehindTheApp } from './app.js';
 
 export interface TestBrand {
   id: string;
@@ -175,6 +175,7 @@ export async function setProfile(
   },
 ): Promise<void> {
   await t.ctx.db.updateTable('users').set(fields).where('id', '=', userId).execute();
+  await userChangedBehindTheApp(t, userId);
 }
 
 export const ACCESS_TOKEN_TTL = defaults.accessTokenTtl;

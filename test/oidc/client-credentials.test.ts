@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { invalidateClient } from '../../src/oidc/clients.js';
 import { type TestApp, buildTestApp, json } from '../helpers/app.js';
 import {
   type TestBrand,
@@ -8,6 +9,7 @@ import {
   basicAuth,
   createApp,
   createBrand,
+  disableApp,
   form,
   subscribeTokenEvents,
 } from '../helpers/oidc.js';
@@ -149,6 +151,83 @@ describe('client_credentials grant', () => {
       grant: 'client_credentials',
     });
     for (const r of rows) assert.ok(!JSON.stringify(r.data).includes('eyJ'));
+  });
+
+  test('writes no row per token; revoked by jti at /oauth2/revoke, and with its app', async () => {
+    const quiet = await createBrand(t);
+    const app = await createApp(t, quiet, { grants: ['client_credentials'], scopes: ['orders:read'] });
+    const tables = ['access_tokens', 'refresh_tokens', 'revoked_tokens', 'events', 'audit_log'] as const;
+    const counts = async () =>
+      Promise.all(
+        tables.map(async (table) =>
+          Number(
+            (
+              await t.ctx.db
+                .selectFrom(table)
+                .select((eb) => eb.fn.countAll<string>().as('n'))
+                .executeTakeFirstOrThrow()
+            ).n,
+          ),
+        ),
+      );
+    const issue = async () => {
+      const res = await cc({
+        client_id: app.clientId,
+        client_secret: app.clientSecret,
+        scope: 'orders:read',
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      return json(res).access_token as string;
+    };
+    const introspect = (token: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/oauth2/introspect',
+        ...form({ token, client_id: app.clientId, client_secret: app.clientSecret }),
+      });
+    const before = await counts();
+    const tokens = [await issue(), await issue(), await issue()];
+    assert.deepEqual(await counts(), before, 'issuing wrote nothing');
+
+    // Revoked one by one: its jti (until its exp) in revoked_tokens, refused by the issuer at once.
+    const revoke = form({ token: tokens[0], client_id: app.clientId, client_secret: app.clientSecret });
+    assert.equal((await t.app.inject({ method: 'POST', url: '/oauth2/revoke', ...revoke })).statusCode, 200);
+    const jti = decodeJwt(tokens[0]).jti as string;
+    const row = await t.ctx.db
+      .selectFrom('revoked_tokens')
+      .selectAll()
+      .where('jti', '=', jti)
+      .executeTakeFirstOrThrow();
+    assert.equal(row.expires_at.getTime(), (decodeJwt(tokens[0]).exp as number) * 1000);
+    assert.deepEqual(json(await introspect(tokens[0])), { active: false });
+    assert.equal(json(await introspect(tokens[1])).active, true, 'the others stay valid');
+
+    // A rotated secret stops new tokens; tokens already issued live until their exp.
+    await t.ctx.db
+      .updateTable('apps')
+      .set({ client_secret_hash: 'rotated' })
+      .where('id', '=', app.appId)
+      .execute();
+    invalidateClient(t.ctx, app.clientId);
+    const refused = await cc({
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+      scope: 'orders:read',
+    });
+    assert.equal(refused.statusCode, 401);
+    const rs = await createApp(t, quiet, { grants: ['client_credentials'], scopes: ['orders:read'] });
+    const introspectAs = (token: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/oauth2/introspect',
+        ...form({ token, client_id: rs.clientId, client_secret: rs.clientSecret }),
+      });
+    assert.equal(json(await introspectAs(tokens[1])).active, true);
+
+    // Disabling (or deleting) the app refuses every token it holds, with no row per token.
+    await disableApp(t, app);
+    assert.deepEqual(json(await introspectAs(tokens[1])), { active: false });
+    assert.deepEqual(json(await introspectAs(tokens[2])), { active: false });
   });
 
   test('tokens verify against the JWKS served at /.well-known/jwks.json', async () => {

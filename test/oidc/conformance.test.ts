@@ -11,7 +11,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import { ManualClock } from '../../src/lib/clock.js';
 import { invalidateClient } from '../../src/oidc/clients.js';
-import { type TestApp, buildTestApp } from '../helpers/app.js';
+import { type TestApp, buildTestApp, userChangedBehindTheApp } from '../helpers/app.js';
 import { freePort } from '../helpers/oidc.js';
 import {
   type SeededClient,
@@ -265,6 +265,7 @@ describe('OpenID Basic OP plan', () => {
       .set({ first_name: 'Ada', last_name: 'Lovelace' })
       .where('id', '=', sub)
       .execute();
+    await userChangedBehindTheApp(t, sub);
     const tokens = await signIn(b, { scope: 'openid profile' });
     assert.equal(tokens.claims()?.given_name, 'Ada');
     const info = await client.fetchUserInfo(config, tokens.access_token, sub);
@@ -281,6 +282,7 @@ describe('OpenID Basic OP plan', () => {
       .set({ email: 'ada@example.com', email_verified: true })
       .where('id', '=', sub)
       .execute();
+    await userChangedBehindTheApp(t, sub);
     const tokens = await signIn(b, { scope: 'openid email' });
     // The interface keeps email out of /userinfo: the ID token carries it.
     assert.equal(tokens.claims()?.email, 'ada@example.com');
@@ -753,6 +755,7 @@ describe('wallet claims (scope wallet)', () => {
     const first = await signIn(b, { scope: 'openid wallet' });
     const sub = first.claims()?.sub as string;
     await t.ctx.db.deleteFrom('user_public_keys').where('user_id', '=', sub).execute();
+    await userChangedBehindTheApp(t, sub);
     const s = await authorize(b, { scope: 'openid wallet', prompt: 'none' });
     const tokens = await redeem(s, s.location as URL);
     assert.deepEqual(tokens.claims()?.wallets, []);

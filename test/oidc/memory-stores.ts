@@ -308,7 +308,8 @@ export async function memoryEngine(clock: Clock): Promise<{ ctx: AppContext; dat
     clock,
     keys,
     stores,
-    invalidation: { healthy: true, on: () => () => {} },
+    // No channel to hear changes on: every cache reads through (as an instance whose channel is down).
+    invalidation: { healthy: false, on: () => () => {} },
     hooks: { accessTokenChecks: [], onClose: [] },
   } as unknown as AppContext;
   ctx.verifyAccessToken = async () => null;

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { decodeJwt } from 'jose';
 import { defaults } from '../../src/config/defaults.js';
 import { identityHash } from '../../src/oidc/signin/identities.js';
-import { type TestApp, buildTestApp } from '../helpers/app.js';
+import { type TestApp, buildTestApp, userChangedBehindTheApp } from '../helpers/app.js';
 import {
   type SeededClient,
   authorizeQuery,
@@ -286,6 +286,7 @@ describe('headless sign-in: the whole authorization code flow', () => {
     // What account deletion leaves behind: no wallet rows, a hash of the identity, deleted_at set.
     await t.ctx.db.deleteFrom('user_public_keys').where('user_id', '=', userId).execute();
     await t.ctx.db.updateTable('users').set({ deleted_at: t.clock.now() }).where('id', '=', userId).execute();
+    await userChangedBehindTheApp(t, userId);
     await sql`insert into deleted_identities (identity_hash, user_id, deleted_at)
       values (${identityHash({ kind: 'wallet', address: wallet.address })}, ${userId}, ${t.clock.now()})`.execute(
       t.ctx.db,

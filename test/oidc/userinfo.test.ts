@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { issueAuthorizationCode } from '../../src/oidc/codes.js';
-import { type TestApp, type TestUser, buildTestApp, createUser, json } from '../helpers/app.js';
+import {
+  type TestApp,
+  type TestUser,
+  buildTestApp,
+  createUser,
+  json,
+  userChangedBehindTheApp,
+} from '../helpers/app.js';
 import {
   type TestBrand,
   type TestClient,
@@ -190,6 +197,7 @@ describe('GET and POST /userinfo', () => {
       .set({ deleted_at: t.clock.now() })
       .where('id', '=', doomed.id)
       .execute();
+    await userChangedBehindTheApp(t, doomed.id);
     assertInvalidToken(await get(access_token));
 
     const app2 = await createApp(t, brand);

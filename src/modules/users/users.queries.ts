@@ -9,12 +9,28 @@ import type {
   UserRow,
   UsersTable,
 } from '../../db/schema.js';
+import { invalidateEverywhere } from '../../events/invalidation.js';
 import type { Clock } from '../../lib/clock.js';
 import { identityHash, type SignInIdentity } from '../../oidc/signin/identities.js';
 
 export type ActivityRow = Selectable<ActivityTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type OAuthLinkRow = Selectable<OAuthLinksTable>;
+
+/**
+ * Every write here to `users` or `user_public_keys` that changes what an instance caches of a user
+ * (liveness, profile claims, wallets: src/oidc/user-cache.ts) calls this with the user's id: this
+ * process drops them at once, every instance when `db`'s transaction commits (just after the write
+ * without one). Not called by: `insertUser` and `insertPrimaryWallet` (a user just made is in no
+ * cache), `touchUser` / `touchWallet` (last use times, not cached).
+ */
+function usersChanged(db: Executor, userIds: string[]): Promise<void> {
+  return invalidateEverywhere(
+    db,
+    'user',
+    userIds.length > defaults.tokenInvalidationMaxKeys ? ['*'] : userIds,
+  );
+}
 
 export async function findUserById(db: Executor, id: string): Promise<UserRow | undefined> {
   return db
@@ -142,6 +158,7 @@ export async function insertUser(trx: Executor, values: Insertable<UsersTable>):
 
 export async function deleteUserRow(db: Executor, userId: string): Promise<void> {
   await db.deleteFrom('users').where('id', '=', userId).execute();
+  await usersChanged(db, [userId]);
 }
 
 export async function touchUser(db: Executor, userId: string, now: Date): Promise<void> {
@@ -208,6 +225,7 @@ export async function restoreIfInGrace(
     return (await liveUser(trx, candidate.id)) ? candidate.id : null;
   }
   await trx.deleteFrom('deleted_identities').where('user_id', '=', candidate.id).execute();
+  await usersChanged(trx, [candidate.id]);
   return candidate.id;
 }
 
@@ -318,7 +336,11 @@ export async function walletOwner(db: Executor, address: string): Promise<string
   return row?.id ?? null;
 }
 
-/** Links the wallet as the user's primary key; false when another account holds it (a race lost). */
+/**
+ * Links the wallet as the user's primary key; false when another account holds it (a race lost).
+ * Only for a user made or restored in the same transaction (sign-in): such a user is in no cache
+ * (a restore announces itself), so this announces nothing; link to a live user with `insertWallet`.
+ */
 export async function insertPrimaryWallet(
   db: Executor,
   input: { id: string; userId: string; address: string; now: Date },
@@ -343,12 +365,19 @@ export async function markUserDeleted(db: Executor, userId: string, now: Date): 
     .where('deleted_at', 'is', null)
     .returning('id')
     .executeTakeFirst();
+  if (user) await usersChanged(db, [userId]);
   return !!user;
 }
 
 /** Deletes the user's wallets; returns their addresses. */
 export async function deleteWalletsOf(db: Executor, userId: string): Promise<Array<{ address: string }>> {
-  return db.deleteFrom('user_public_keys').where('user_id', '=', userId).returning(['address']).execute();
+  const rows = await db
+    .deleteFrom('user_public_keys')
+    .where('user_id', '=', userId)
+    .returning(['address'])
+    .execute();
+  await usersChanged(db, [userId]);
+  return rows;
 }
 
 /** Deletes the user's linked provider accounts; returns their identities. */
@@ -407,19 +436,25 @@ export async function buryAccounts(
       due.map((u) => u.id),
     )
     .execute();
+  await usersChanged(
+    db,
+    due.map((u) => u.id),
+  );
 }
 
 // ---------------------------------------------------------------- profile, sign-in methods, lookups
 
 /** Updates a live account; the new row, or undefined when there is none. */
-export function updateLiveUser(db: Executor, id: string, set: Updateable<UsersTable>) {
-  return db
+export async function updateLiveUser(db: Executor, id: string, set: Updateable<UsersTable>) {
+  const row = await db
     .updateTable('users')
     .set(set)
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
+  if (row) await usersChanged(db, [id]);
+  return row;
 }
 
 /**
@@ -534,13 +569,15 @@ function walletRow(w: NewWallet & { lastUsedAt: Date | null }): Insertable<UserP
 }
 
 /** Links a Solana wallet to the user; undefined when any account holds the address already. */
-export function insertWallet(db: Executor, input: NewWallet) {
-  return db
+export async function insertWallet(db: Executor, input: NewWallet) {
+  const row = await db
     .insertInto('user_public_keys')
     .values(walletRow({ ...input, lastUsedAt: null }))
     .onConflict((oc) => oc.constraint('user_public_keys_address_key').doNothing())
     .returning(WALLET_VIEW)
     .executeTakeFirst();
+  if (row) await usersChanged(db, [input.userId]);
+  return row;
 }
 
 /** The row holding a Solana address, locked until the transaction ends (it must exist). */
@@ -555,7 +592,11 @@ export function lockWalletByAddress(db: Executor, address: string) {
 }
 
 export async function deleteWallet(db: Executor, id: string): Promise<void> {
-  await db.deleteFrom('user_public_keys').where('id', '=', id).execute();
+  const rows = await db.deleteFrom('user_public_keys').where('id', '=', id).returning('user_id').execute();
+  await usersChanged(
+    db,
+    rows.map((r) => r.user_id),
+  );
 }
 
 /** Makes the user's oldest wallet (if any) the primary one. */
@@ -567,8 +608,9 @@ export async function promoteOldestWallet(db: Executor, userId: string): Promise
     .orderBy('created_at', 'asc')
     .orderBy('id', 'asc')
     .executeTakeFirst();
-  if (next)
-    await db.updateTable('user_public_keys').set({ is_primary: true }).where('id', '=', next.id).execute();
+  if (!next) return;
+  await db.updateTable('user_public_keys').set({ is_primary: true }).where('id', '=', next.id).execute();
+  await usersChanged(db, [userId]);
 }
 
 /** The user's wallet `id` (id and address); with `lock`, locked until the transaction ends. */
@@ -590,27 +632,32 @@ export async function unsetOtherPrimaryWallets(db: Executor, userId: string, kee
     .where('is_primary', '=', true)
     .where('id', '!=', keepId)
     .execute();
+  await usersChanged(db, [userId]);
 }
 
-export function updateWalletRow(
+export async function updateWalletRow(
   db: Executor,
   id: string,
   set: { label?: string | null; is_primary?: boolean },
 ) {
-  return db
+  const { user_id, ...row } = await db
     .updateTable('user_public_keys')
     .set(set)
     .where('id', '=', id)
-    .returning(WALLET_VIEW)
+    .returning([...WALLET_VIEW, 'user_id'])
     .executeTakeFirstOrThrow();
+  await usersChanged(db, [user_id]);
+  return row;
 }
 
 /** Deletes the user's wallet `id`; undefined when the user has no such wallet. */
-export function deleteWalletOf(db: Executor, userId: string, id: string) {
-  return db
+export async function deleteWalletOf(db: Executor, userId: string, id: string) {
+  const row = await db
     .deleteFrom('user_public_keys')
     .where('id', '=', id)
     .where('user_id', '=', userId)
     .returning(['is_primary'])
     .executeTakeFirst();
+  if (row) await usersChanged(db, [userId]);
+  return row;
 }
