@@ -59,8 +59,12 @@ const DAY_MS = 24 * HOUR_MS;
  * its insert, so every entry of it has committed by then (clock skew between instances included).
  */
 const ROLLUP_GRACE_MS = HOUR_MS;
-/** Held (transaction-scoped) by a rollup and by each pruning batch, so neither misses the other. */
-const DAILY_COUNTS_LOCK = 7_417_003;
+/**
+ * Held (transaction-scoped) by a rollup and by each pruning batch, so neither misses the other. Keyed
+ * by the schema too: deployments (and test runs) sharing one database in separate schemas have
+ * separate counts, and one's rollup need not make another's readers count live.
+ */
+const DAILY_COUNTS_LOCK = sql`${sql.lit(7_417_003)}, hashtext(current_schema())`;
 
 /** Floor and ceiling to a multiple of `unit` (UTC); infinities stay as they are. */
 const floorTo = (ms: number, unit: number) => (Number.isFinite(ms) ? ms - (((ms % unit) + unit) % unit) : ms);
@@ -202,7 +206,7 @@ async function rolledUntil(
   const roll = async (trx: Executor) => {
     const lock = await sql<{
       ok: boolean;
-    }>`select pg_try_advisory_xact_lock(${sql.lit(DAILY_COUNTS_LOCK)}) as ok`.execute(trx);
+    }>`select pg_try_advisory_xact_lock(${DAILY_COUNTS_LOCK}) as ok`.execute(trx);
     if (!lock.rows[0]?.ok) return usable(current);
     const from = await read(trx);
     if (from && from.hours !== undefined && from.hours >= closedHour) return usable(from);
@@ -242,7 +246,7 @@ const DIMS = sql`('all', ''), ('action', a.action), ('actor', a.actor_user_id), 
  */
 export async function pruneBatch(db: Executor, tier: string, cutoff: Date, batch: number): Promise<number> {
   const run = async (trx: Executor) => {
-    await sql`select pg_advisory_xact_lock(${sql.lit(DAILY_COUNTS_LOCK)})`.execute(trx);
+    await sql`select pg_advisory_xact_lock(${DAILY_COUNTS_LOCK})`.execute(trx);
     const res = await sql<{ deleted: string }>`
       with gone as (
         delete from audit_log where id in (

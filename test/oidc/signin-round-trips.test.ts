@@ -25,6 +25,12 @@ let client: SeededClient;
 before(async () => {
   t = await buildTestApp({ env: { RATE_LIMIT_MULTIPLIER: '1000' }, routes: sqlCounterHook });
   client = await seedClient(t, { firstParty: true, scopes: ['openid', 'profile'] });
+  // The per-instance caches (client, user profile) serve from memory only while the invalidation
+  // channel is healthy; on a loaded machine a missed heartbeat would make them read through and add
+  // round trips that are not the flow's. No heartbeat during this file: the channel stays as it is.
+  t.ctx.invalidation.setHeartbeat({ intervalMs: 600_000, timeoutMs: 600_000 });
+  for (let i = 0; i < 1000 && !t.ctx.invalidation.healthy; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(t.ctx.invalidation.healthy, 'the invalidation channel listens');
   installSqlCounter(t);
 });
 after(() => t.close());
@@ -127,6 +133,7 @@ describe('database round trips of one wallet sign-in flow', () => {
     const wallet = createTestWallet();
     await flow(wallet); // first sign-in: the user and the wallet are made; the client is cached
     const { total, listing } = report('returning wallet, no session cookie', await flow(wallet));
+    assert.ok(t.ctx.invalidation.healthy, 'the caches served from memory throughout');
     assert.ok(total.statements <= BOUNDS.returning.statements, `${total.statements} statements:\n${listing}`);
     assert.ok(total.writes <= BOUNDS.returning.writes, `${total.writes} writes:\n${listing}`);
   });
