@@ -1,7 +1,17 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/schema.js';
-import type { EndedSession, ListedSession, SessionStore } from '../oidc/signin/stores.js';
+import type { EndedSession, ListedSession, SessionStore, StoredSession } from '../oidc/signin/stores.js';
 import type { SessionClientStore } from '../oidc/stores.js';
+
+/** A session row as the sign-in code sees it. */
+function presentSession(row: {
+  id: string;
+  user_id: string;
+  brand_id: string;
+  auth_time: StoredSession['authTime'];
+}): StoredSession {
+  return { id: row.id, userId: row.user_id, brandId: row.brand_id, authTime: row.auth_time };
+}
 
 /** Every session of the user, on every brand (account deletion). */
 export async function destroyUserSessions(trx: Executor, userId: string): Promise<number> {
@@ -97,7 +107,7 @@ export function sessionStore(db: Executor): SessionStore {
         .where('sessions.expires_at', '>', now)
         .where('users.deleted_at', 'is', null)
         .executeTakeFirst();
-      return row ? { id: row.id, userId: row.user_id, brandId: row.brand_id, authTime: row.auth_time } : null;
+      return row ? presentSession(row) : null;
     },
     async find(id, now) {
       const row = await db
@@ -106,7 +116,7 @@ export function sessionStore(db: Executor): SessionStore {
         .where('id', '=', id)
         .where('expires_at', '>', now)
         .executeTakeFirst();
-      return row ? { id: row.id, userId: row.user_id, brandId: row.brand_id, authTime: row.auth_time } : null;
+      return row ? presentSession(row) : null;
     },
     async renew(id, f) {
       const res = await db
