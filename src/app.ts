@@ -8,7 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Logger } from 'pino';
 import { defaults } from './config/defaults.js';
 import type { AppContext } from './context.js';
-import { makeAjv } from './http/ajv.js';
+import { requestValidatorCompiler } from './http/ajv.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { installInputRules } from './http/input-rules.js';
 import { installKeyScopes } from './http/key-scopes.js';
@@ -130,11 +130,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const bodyAjv = makeAjv(false);
-  const paramAjv = makeAjv(true);
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema),
-  );
+  app.setValidatorCompiler(requestValidatorCompiler());
 
   installInputRules(app);
 
