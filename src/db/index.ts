@@ -50,6 +50,11 @@ function pgPool(connectionString: string | undefined, schema: string | undefined
 export interface OpenOptions {
   /** Force an in-memory embedded database (tests). */
   memory?: boolean;
+  /**
+   * With `memory`: start from this dump of a data directory (`PGlite.dumpDataDir`) instead of an
+   * empty one. Tests pass a migrated database, so each app skips the boot and the migrations.
+   */
+  template?: Blob;
   /** The CLI: reach a running server's embedded database through its socket when present. */
   preferSocket?: boolean;
 }
@@ -85,7 +90,7 @@ export async function openDatabase(config: Config, opts: OpenOptions = {}): Prom
   }
   let pglite: PGlite;
   if (opts.memory) {
-    pglite = new PGlite();
+    pglite = opts.template ? new PGlite({ loadDataDir: opts.template }) : new PGlite();
   } else {
     const dir = join(config.dataDir, 'db');
     mkdirSync(dir, { recursive: true, mode: 0o700 });

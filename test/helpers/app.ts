@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { CONSOLE_CLIENT_ID } from '../../src/bootstrap.js';
-import { loadConfig } from '../../src/config/index.js';
+import { type Config, loadConfig } from '../../src/config/index.js';
 import { defaults } from '../../src/config/defaults.js';
 import type { AppContext } from '../../src/context.js';
 import type { DatabaseHandle } from '../../src/db/index.js';
 import { openDatabase } from '../../src/db/index.js';
+import { migrate } from '../../src/db/migrate.js';
 import { invalidateEverywhere } from '../../src/events/invalidation.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
@@ -41,6 +42,30 @@ export interface TestAppOptions {
 
 const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 
+let template: Promise<Blob> | undefined;
+
+/**
+ * An in-memory database with every migration applied and nothing else, dumped once per test
+ * process. Each PGlite test app starts from it (~0.4 s) instead of booting empty and migrating
+ * (~3 s); createContext still runs the migrations (finding them applied) and seeds its own keys and
+ * console app, as on a new database.
+ */
+function migratedTemplate(config: Config): Promise<Blob> {
+  template ??= (async () => {
+    const handle = await openDatabase(config, { memory: true });
+    try {
+      await migrate(handle.db);
+      return await handle.pglite!.dumpDataDir('none');
+    } finally {
+      await handle.close();
+    }
+  })().catch((err) => {
+    template = undefined;
+    throw err;
+  });
+  return template;
+}
+
 /**
  * An app on a fresh database: in-memory PGlite by default; with DATABASE_URL a new schema per app
  * (dropped on close); with REDIS_URL, Redis keys under a prefix unique to this app.
@@ -65,7 +90,14 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   if (opts.shareWith) {
     database = config.databaseUrl ? await openDatabase(config) : opts.shareWith.ctx.database;
   }
-  const ctx = await createContext(config, { memory: true, clock, database, warn: () => {} });
+  const fresh = !database && !config.databaseUrl;
+  const ctx = await createContext(config, {
+    memory: true,
+    template: fresh ? await migratedTemplate(config) : undefined,
+    clock,
+    database,
+    warn: () => {},
+  });
   const shared = !!opts.shareWith && !config.databaseUrl;
   const app = await buildApp(ctx, { ownsContext: false, logStream: opts.logStream });
   if (opts.routes) await opts.routes(app);
