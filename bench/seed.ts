@@ -2,7 +2,7 @@
  * What the benchmarks that start Gatehouse as a child share: the seeded org, brand and confidential
  * app, dropping the schema afterwards, and a process's CPU time from /proc.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 
 export const CLIENT_ID = 'bench-client';
 export const CLIENT_SECRET = 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -137,6 +137,31 @@ export function cpuSeconds(pid: number | undefined): number | null {
     let seconds = (Number(fields[11]) + Number(fields[12])) / 100;
     for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')) {
       if (child) seconds += cpuSeconds(Number(child)) ?? 0;
+    }
+    return seconds;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU seconds all PostgreSQL processes of this machine have used so far (backends, WAL writer,
+ * checkpointer: every `postgres` process /proc shows); null without /proc. On a machine running
+ * nothing else against PostgreSQL, the difference over a run is the database's share of it.
+ */
+export function postgresCpuSeconds(): number | null {
+  try {
+    let seconds = 0;
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        if (!stat.includes('(postgres)')) continue;
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        seconds += (Number(fields[11]) + Number(fields[12])) / 100;
+      } catch {
+        // The process ended between the listing and the read.
+      }
     }
     return seconds;
   } catch {

@@ -1,7 +1,29 @@
-import { createPublicKey, verify } from 'node:crypto';
+import { type KeyObject, createPublicKey, verify } from 'node:crypto';
+import { BoundedCache } from '../lib/bounded-cache.js';
 
 /** DER prefix of an SPKI Ed25519 public key (RFC 8410); the raw 32-byte key follows it. */
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+/**
+ * Parsed public keys of recent wallets. Importing a key (`createPublicKey`) costs more than the
+ * signature check itself; a wallet that signs in again reuses its key object. A public key is public
+ * and its parse never changes, so nothing here can go stale: the bound only caps memory.
+ */
+const keys = new BoundedCache<KeyObject>(10_000);
+
+function publicKeyObject(publicKey: Uint8Array): KeyObject {
+  const id = Buffer.from(publicKey).toString('base64');
+  let key = keys.get(id, 0);
+  if (!key) {
+    key = createPublicKey({
+      key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(publicKey)]),
+      format: 'der',
+      type: 'spki',
+    });
+    keys.set(id, key, Number.POSITIVE_INFINITY);
+  }
+  return key;
+}
 
 /**
  * Verifies an Ed25519 signature with node:crypto. `publicKey` is the raw 32-byte key (a decoded
@@ -10,12 +32,7 @@ const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   if (publicKey.length !== 32 || signature.length !== 64) return false;
   try {
-    const key = createPublicKey({
-      key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(publicKey)]),
-      format: 'der',
-      type: 'spki',
-    });
-    return verify(null, message, key, signature);
+    return verify(null, message, publicKeyObject(publicKey), signature);
   } catch {
     return false;
   }

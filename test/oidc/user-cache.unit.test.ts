@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { defaults } from '../../src/config/defaults.js';
-import { BoundedCache } from '../../src/oidc/user-cache.js';
+import { BoundedCache } from '../../src/lib/bounded-cache.js';
 
 describe('BoundedCache (the per-instance token and user cache)', () => {
   test('never holds more than its bound: the least recently used entry goes first', () => {

@@ -440,6 +440,89 @@ describe('gates in tokens', () => {
     assert.equal(json(again).error, 'invalid_grant', 'consumed once it issued');
   });
 
+  it('a sign-in whose requirement cannot be checked (RPC down) answers 503 in the envelope, and the same browser can go on once it is back', async () => {
+    const wallet = createTestWallet();
+    rpc.addWallet(wallet.address);
+    rpc.setBalance(wallet.address, mint, '12');
+    const { verifier, challenge } = pkce();
+    const res = await t.app.inject(
+      `/oauth2/authorize?${authorizeQuery(members, { scope: 'openid' }, challenge)}`,
+    );
+    const id = String(res.headers.location).split('/signin/')[1];
+    t.clock.advance(CACHE_TTL + 1);
+    rpc.mode = 'http500';
+    let jar: Record<string, string>;
+    try {
+      const failed = await walletSignIn(t, id, wallet);
+      jar = failed.jar;
+      assert.equal(failed.res.statusCode, 503, failed.res.body);
+      assert.equal(json(failed.res).error.code, 'temporarily_unavailable');
+    } finally {
+      rpc.mode = 'ok';
+    }
+    // The browser signed in (its session cookie came back) and the interaction carries the user: the
+    // sign-in page goes on from where it stopped, to consent, then the code.
+    const page = await t.app.inject({ url: `/signin/${id}`, headers: { cookie: cookieHeader(jar) } });
+    assert.ok([200, 302].includes(page.statusCode), page.body);
+    const tokens = await consentAndRedeem(members, { id, jar, verifier });
+    assert.equal(decodeJwt(tokens.id_token).sub, decodeJwt(tokens.access_token).sub);
+  });
+
+  it('the device page and its decisions, when the requirement cannot be checked: a 503 page or envelope, nothing decided', async () => {
+    const wallet = createTestWallet();
+    rpc.addWallet(wallet.address);
+    rpc.setBalance(wallet.address, mint, '12');
+    const { jar } = await signIn(members, 'openid', wallet);
+    const started = await t.app.inject({
+      method: 'POST',
+      url: '/oauth2/device/authorize',
+      ...form({ client_id: members.clientId, scope: 'openid' }),
+    });
+    const { device_code, user_code, interval } = json(started);
+    const page = () =>
+      t.app.inject({
+        url: `/device?user_code=${encodeURIComponent(user_code)}`,
+        headers: { cookie: cookieHeader(jar) },
+      });
+    const decide = (body: Record<string, string>, asForm: boolean) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/device/approve',
+        ...(asForm
+          ? {
+              payload: new URLSearchParams(body).toString(),
+              headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar) },
+            }
+          : { payload: body, headers: { cookie: cookieHeader(jar) } }),
+      });
+    const confirm = await page();
+    assert.equal(confirm.statusCode, 200, confirm.body);
+    const csrf = /name="csrf_token" value="([0-9a-f]+)"/.exec(confirm.body)?.[1] as string;
+    t.clock.advance(CACHE_TTL + 1);
+    rpc.mode = 'http500';
+    try {
+      const down = await page();
+      assert.equal(down.statusCode, 503, down.body);
+      assert.match(String(down.headers['content-type']), /^text\/html/);
+      assert.ok(down.body.includes('temporarily_unavailable'), down.body);
+      const viaForm = await decide({ user_code, csrf_token: csrf }, true);
+      assert.equal(viaForm.statusCode, 503, viaForm.body);
+      assert.match(String(viaForm.headers['content-type']), /^text\/html/);
+      const viaJson = await decide({ user_code }, false);
+      assert.equal(viaJson.statusCode, 503, viaJson.body);
+      assert.equal(json(viaJson).error.code, 'temporarily_unavailable');
+    } finally {
+      rpc.mode = 'ok';
+    }
+    const pending = await token(members, { grant_type: DEVICE_GRANT, device_code });
+    assert.equal(json(pending).error, 'authorization_pending', 'nothing was decided');
+    const approved = await decide({ user_code, csrf_token: csrf }, true);
+    assert.equal(approved.statusCode, 200, approved.body);
+    t.clock.advance(interval + 1);
+    const tokens = await token(members, { grant_type: DEVICE_GRANT, device_code });
+    assert.equal(tokens.statusCode, 200, tokens.body);
+  });
+
   it('a user who meets the requirement signs in, gets the required policy in gates, and loses the refresh when it stops passing', async () => {
     const wallet = createTestWallet();
     rpc.addWallet(wallet.address);

@@ -862,7 +862,7 @@ export interface paths {
          * @description For a signed-in browser (the session cookie). A form post (the hosted page) answers an HTML page; JSON answers `{ status }`.
          *
          *     - **Rate limit:** 10 per minute (`deviceUserCode`).
-         *     - **Errors:** 400, 401, 403, 404, 409, 415, 429 (see the responses).
+         *     - **Errors:** 400, 401, 403, 404, 409, 415, 429, 503 (see the responses).
          */
         post: operations["approveDevice"];
         delete?: never;
@@ -885,7 +885,7 @@ export interface paths {
          * @description For a signed-in browser (the session cookie). A form post (the hosted page) answers an HTML page; JSON answers `{ status }`.
          *
          *     - **Rate limit:** 10 per minute (`deviceUserCode`).
-         *     - **Errors:** 400, 401, 403, 404, 409, 415, 429 (see the responses).
+         *     - **Errors:** 400, 401, 403, 404, 409, 415, 429, 503 (see the responses).
          */
         post: operations["denyDevice"];
         delete?: never;
@@ -2138,7 +2138,7 @@ export interface paths {
          * Allow or deny the scopes the app asks for
          * @description For a sign-in UI of your own, in the browser that started the sign-in: the interaction binding cookie set by `/oauth2/authorize` must come along (another browser is refused). POSTs take JSON only and, when an `Origin` is sent, only this origin (else 403).
          *
-         *     - **Errors:** 400, 401, 403, 404, 409, 415, 429 (see the responses).
+         *     - **Errors:** 400, 401, 403, 404, 409, 415, 429, 503 (see the responses).
          */
         post: operations["decideInteractionConsent"];
         delete?: never;
@@ -2184,7 +2184,7 @@ export interface paths {
          * @description For a sign-in UI of your own, in the browser that started the sign-in: the interaction binding cookie set by `/oauth2/authorize` must come along (another browser is refused). POSTs take JSON only and, when an `Origin` is sent, only this origin (else 403).
          *
          *     - **Rate limit:** 30 per minute (`signinWallet`).
-         *     - **Errors:** 400, 401, 403, 404, 409, 415, 429 (see the responses).
+         *     - **Errors:** 400, 401, 403, 404, 409, 415, 429, 503 (see the responses).
          */
         post: operations["verifyInteractionWallet"];
         delete?: never;
@@ -5367,6 +5367,16 @@ export interface operations {
                 };
             };
             500: components["responses"]["Error500"];
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "text/html": string;
+                };
+            };
         };
     };
     denyDevice: {
@@ -5472,6 +5482,16 @@ export interface operations {
                 };
             };
             500: components["responses"]["Error500"];
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "text/html": string;
+                };
+            };
         };
     };
     uploadFile: {
@@ -12677,6 +12697,7 @@ export interface operations {
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createInteractionWalletChallenge: {
@@ -12757,6 +12778,7 @@ export interface operations {
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     authorize: {

@@ -1,9 +1,9 @@
 import { defaults } from '../../config/defaults.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { ApiError, notFound, unauthorized } from '../../http/errors.js';
+import { ApiError, OAuthError, notFound, unauthorized } from '../../http/errors.js';
 import { safeEqual, sha256 } from '../../lib/hash.js';
-import { loadClient } from '../clients.js';
+import { type Client, loadClient } from '../clients.js';
 import { decideDevice, findPendingDevice, formatUserCode, normalizeUserCode } from '../device-store.js';
 import { endFlow, flowValue, newFlowBinding, setFlowCookie } from './flow-state.js';
 import { createInteraction, describeScopes } from './interactions.js';
@@ -26,6 +26,20 @@ const MAX_USER_CODE = 64;
 /** A screen, drawn inline (an image, not script: the CSP allows it). */
 const SCREEN_ICON =
   '<svg width="24" height="24" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><rect x="3" y="4" width="18" height="12" rx="2"/><path d="M8 20h8M12 16v4"/></svg>';
+
+/**
+ * The app's required gate policy for the device page and its decisions. A chain that cannot be read
+ * now is the page's (or the JSON caller's) 503 in its own form, not the token endpoint's OAuth error;
+ * nothing is decided, so the same page or form can be sent again.
+ */
+async function requirementMet(ctx: AppContext, client: Client, userId: string): Promise<boolean> {
+  try {
+    return await meetsRequirement(ctx, client, userId);
+  } catch (err) {
+    if (err instanceof OAuthError && err.status === 503) throw new ApiError(503, err.error, err.description);
+    throw err;
+  }
+}
 
 async function checkGuessBudget(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   await ctx.rateLimits.consume('deviceUserCode', ctx.rateLimits.source(req), reply, undefined, 0);
@@ -116,7 +130,19 @@ export async function devicePage(
     setFlowCookie(ctx, reply, 'device', DEVICE_CODE_FLOW, normalized, defaults.deviceCodeTtl);
     return reply.header('cache-control', 'no-store').redirect(`${ctx.config.baseUrl}/signin/${id}`, 302);
   }
-  if (!(await meetsRequirement(ctx, client, session.userId))) {
+  let meets: boolean;
+  try {
+    meets = await requirementMet(ctx, client, session.userId);
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 503)) throw err;
+    const brand = await pageBrand(ctx, client.brandId);
+    reply.header('cache-control', 'no-store');
+    return sendErrorPage(reply, 503, err.code, err.message, translator(locale)('device.title'), {
+      locale,
+      brand,
+    });
+  }
+  if (!meets) {
     // The app's required gate policy fails: the device is refused now, the user told why.
     await decideDevice(ctx, normalized, { approve: false, denial: 'requirement' });
     endFlow(ctx, reply, 'device', DEVICE_CODE_FLOW);
@@ -223,7 +249,7 @@ async function decide(
     });
   }
   // An approval that the app's required gate policy refuses is a denial (DESIGN §3).
-  const unmet = decision === 'approve' && !(await meetsRequirement(ctx, client, session.userId));
+  const unmet = decision === 'approve' && !(await requirementMet(ctx, client, session.userId));
   const approve = decision === 'approve' && !unmet;
   const decided = await decideDevice(
     ctx,

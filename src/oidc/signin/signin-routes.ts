@@ -185,6 +185,12 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   const postErrors = errorResponses(400, 401, 403, 404, 409, 415, 429);
+  /**
+   * Steps that check the app's required gate policy (right after sign-in, and again before a consent
+   * is recorded): 503 `temporarily_unavailable` when the chain cannot be read. The browser keeps its
+   * session and the interaction its user: the sign-in goes on from its next step once the chain answers.
+   */
+  const gatedPostErrors = errorResponses(400, 401, 403, 404, 409, 415, 429, 503);
   /** The state-changing interaction API: our origin (when sent) and JSON bodies only. */
   const jsonPost = { onRequest: sameOrigin, preValidation: requireJson };
   const walletPost = { ...jsonPost, preHandler: walletLimit };
@@ -232,7 +238,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
             step: Type.Union([Type.Literal('consent'), Type.Literal('done')]),
             redirectTo: Type.Optional(Type.String()),
           }),
-          ...postErrors,
+          ...gatedPostErrors,
         },
       },
     },
@@ -255,7 +261,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
           { decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]) },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ redirectTo: Type.String() }), ...postErrors },
+        response: { 200: Type.Object({ redirectTo: Type.String() }), ...gatedPostErrors },
       },
     },
     async (req, reply) => {
@@ -326,7 +332,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         hide: true,
         querystring: Type.Object({ user_code: Type.Optional(Type.String({ maxLength: 64 })) }),
-        response: { ...HtmlOrRedirect, 429: ErrorEnvelope },
+        response: { ...HtmlOrRedirect, 429: ErrorEnvelope, 503: Type.String() },
       },
       preHandler: ctx.rateLimits.guard('devicePage', (req) => ctx.rateLimits.source(req)),
     },
@@ -348,7 +354,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   });
   const deviceErrors = Object.fromEntries(
-    [400, 401, 403, 404, 409, 415, 429].map((status) => [status, ErrorOrPage]),
+    [400, 401, 403, 404, 409, 415, 429, 503].map((status) => [status, ErrorOrPage]),
   );
   for (const decision of ['approve', 'deny'] as const) {
     app.post(

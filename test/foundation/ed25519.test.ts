@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { verifyEd25519 } from '../../src/solana/ed25519.js';
+
+function wallet() {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+  return { raw: new Uint8Array(raw), sign: (m: Buffer) => new Uint8Array(sign(null, m, privateKey)) };
+}
+
+describe('verifyEd25519 (the wallet signature check, with its key objects kept per wallet)', () => {
+  it('accepts the wallet own signature, again from the kept key, and nothing else', () => {
+    const a = wallet();
+    const b = wallet();
+    const message = Buffer.from('sign in to gatehouse.test');
+    const sig = a.sign(message);
+    assert.equal(verifyEd25519(a.raw, message, sig), true);
+    assert.equal(verifyEd25519(a.raw, message, sig), true, 'the second check uses the kept key object');
+    assert.equal(verifyEd25519(b.raw, message, sig), false, 'another wallet');
+    assert.equal(verifyEd25519(a.raw, Buffer.from('sign in to evil.test'), sig), false, 'another message');
+    const flipped = Uint8Array.from(sig);
+    flipped[0] ^= 1;
+    assert.equal(verifyEd25519(a.raw, message, flipped), false, 'a changed signature');
+    // b's key is kept now too; a's signature still fails under it, b's own passes.
+    assert.equal(verifyEd25519(b.raw, message, b.sign(message)), true);
+  });
+
+  it('answers false, never throws, on malformed keys and signatures', () => {
+    const a = wallet();
+    const message = Buffer.from('m');
+    assert.equal(verifyEd25519(a.raw.subarray(1), message, a.sign(message)), false);
+    assert.equal(verifyEd25519(a.raw, message, a.sign(message).subarray(1)), false);
+    assert.equal(verifyEd25519(new Uint8Array(32).fill(0xff), message, new Uint8Array(64)), false);
+  });
+});
