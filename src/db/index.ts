@@ -29,13 +29,36 @@ export function embeddedSocketPath(dataDir: string): string {
   return join(dataDir, '.s.PGSQL.5432');
 }
 
+/**
+ * The connection string and the server `options` for DATABASE_SCHEMA. node-postgres lets an
+ * `options` parameter of the string replace the config's, which would drop the schema's search_path
+ * and put every table in `public`; so a string's own options (`?options=-c statement_timeout=5000`)
+ * are taken out of it and sent together with the search_path. A string without them is kept as given.
+ */
+export function connectionSettings(
+  connectionString: string | undefined,
+  schema: string | undefined,
+): { connectionString?: string; options?: string } {
+  const searchPath = schema ? `-c search_path=${schema}` : undefined;
+  if (!connectionString || !searchPath) return { connectionString, options: searchPath };
+  let url: URL;
+  try {
+    url = new URL(connectionString);
+  } catch {
+    return { connectionString, options: searchPath };
+  }
+  const own = url.searchParams.get('options');
+  if (!own) return { connectionString, options: searchPath };
+  url.searchParams.delete('options');
+  return { connectionString: url.toString(), options: `${own} ${searchPath}` };
+}
+
 function pgPool(connectionString: string | undefined, schema: string | undefined, extra: pg.PoolConfig = {}) {
   const pool = new pg.Pool({
-    connectionString,
+    ...connectionSettings(connectionString, schema),
     max: 10,
     // A database that does not answer fails the request (503) instead of queueing it forever.
     connectionTimeoutMillis: 3000,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
     ...extra,
   });
   // A connection the server closed (restart, failover) is dropped and replaced on next use. pg emits

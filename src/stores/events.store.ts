@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database, Db, Executor } from '../db/schema.js';
+import { connectionSettings } from '../db/index.js';
 import { isEventWanted, recordMutation } from '../events/outbox.js';
 import type { Clock } from '../lib/clock.js';
 import type { EventStore, TokenEvent } from '../oidc/stores.js';
@@ -90,11 +91,7 @@ function lazyWriter(db: Db, deps: EventStoreDeps): () => TokenEventWriter {
     if (writer) return writer;
     if (deps.postgres) {
       const { connectionString, schema } = deps.postgres;
-      const pool = new pg.Pool({
-        connectionString,
-        max: EVENT_LANES,
-        ...(schema ? { options: `-c search_path=${schema}` } : {}),
-      });
+      const pool = new pg.Pool({ ...connectionSettings(connectionString, schema), max: EVENT_LANES });
       const own = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
       deps.onClose(() => own.destroy());
       writer = new TokenEventWriter(own, deps.clock, EVENT_LANES);
