@@ -210,6 +210,9 @@ describe('the console in a browser', () => {
     page.on('response', onToken);
     await page.reload();
     await page.getByRole('heading', { name: 'Connections' }).waitFor();
+    // No request of the reloaded page may still be on its way when the tokens are revoked: its 401
+    // would send the page to the sign-in before the click below (seen once on a loaded machine).
+    await page.waitForLoadState('networkidle');
     page.off('response', onToken);
     assert.ok(tokens?.access_token && tokens.refresh_token);
     for (const token of [tokens.access_token, tokens.refresh_token]) {
