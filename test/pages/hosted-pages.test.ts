@@ -5,9 +5,11 @@ import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS } from '../helpers/browser.js';
+import { ApiError } from '../../src/http/errors.js';
 import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
 import { pageAssetRoutes } from '../../src/oidc/pages/assets.js';
 import { sendSignedOutPage } from '../../src/oidc/pages/html.js';
+import { sendRequirementUnavailablePage } from '../../src/oidc/signin/device-pages.js';
 import { sendLinkResultPage, sendTelegramWidgetPage } from '../../src/oidc/signin/provider-pages.js';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/net.js';
@@ -116,6 +118,17 @@ before(async () => {
       title: 'Continue with Telegram',
       back: '/signed-out',
     }),
+  );
+  extras.get('/device-unavailable', (_req, reply) =>
+    sendRequirementUnavailablePage(
+      reply,
+      new ApiError(
+        503,
+        'temporarily_unavailable',
+        'the wallet requirements could not be checked now; try again',
+      ),
+      { locale: 'en', brand: { name: 'Sunny Wallet Club', primaryColor: '#fde047' } },
+    ),
   );
   const extrasPort = await freePort();
   await extras.listen({ port: extrasPort, host: '127.0.0.1' });
@@ -818,6 +831,13 @@ describe('hosted pages in headless Chromium', () => {
       await assertVisible(s.page.getByRole('heading', { name: 'Continue with Telegram' }));
       await assertVisible(s.page.getByRole('link', { name: 'Back' }));
       await inspect(s.page, 'telegram');
+      // The device page while the chain cannot be read (an app requiring a gate policy): a page, 503.
+      const unavailable = await s.page.goto(`${extrasBase}/device-unavailable`);
+      assert.equal(unavailable?.status(), 503);
+      await assertVisible(s.page.getByRole('heading', { name: 'Connect a device' }));
+      assert.equal(await s.page.locator('#error-code').innerText(), 'temporarily_unavailable');
+      assert.match(await s.page.locator('main').innerText(), /could not be checked now; try again/);
+      await inspect(s.page, 'device-requirement-unavailable');
     } finally {
       await s.context.close();
     }

@@ -41,6 +41,16 @@ async function requirementMet(ctx: AppContext, client: Client, userId: string): 
   }
 }
 
+/** The device page when the app's requirement cannot be checked now (503): try again shortly. */
+export function sendRequirementUnavailablePage(
+  reply: FastifyReply,
+  err: ApiError,
+  page: { locale: Locale; brand: PageBrand | null },
+): FastifyReply {
+  reply.header('cache-control', 'no-store');
+  return sendErrorPage(reply, 503, err.code, err.message, translator(page.locale)('device.title'), page);
+}
+
 async function checkGuessBudget(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   await ctx.rateLimits.consume('deviceUserCode', ctx.rateLimits.source(req), reply, undefined, 0);
 }
@@ -135,11 +145,9 @@ export async function devicePage(
     meets = await requirementMet(ctx, client, session.userId);
   } catch (err) {
     if (!(err instanceof ApiError && err.status === 503)) throw err;
-    const brand = await pageBrand(ctx, client.brandId);
-    reply.header('cache-control', 'no-store');
-    return sendErrorPage(reply, 503, err.code, err.message, translator(locale)('device.title'), {
+    return sendRequirementUnavailablePage(reply, err, {
       locale,
-      brand,
+      brand: await pageBrand(ctx, client.brandId),
     });
   }
   if (!meets) {
