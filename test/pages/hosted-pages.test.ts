@@ -13,7 +13,7 @@ import { sendRequirementUnavailablePage } from '../../src/oidc/signin/device-pag
 import { sendLinkResultPage, sendTelegramWidgetPage } from '../../src/oidc/signin/provider-pages.js';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/net.js';
-import { type SeededClient, authorizeQuery, seedClient } from '../helpers/signin.js';
+import { type SeededClient, authorizeQuery, requireGatePolicy, seedClient } from '../helpers/signin.js';
 import { type TestWallet, createTestWallet } from '../helpers/wallet.js';
 
 /**
@@ -69,7 +69,7 @@ before(async () => {
     orgId: sunny.orgId,
     redirectUris: [`${APP_ORIGIN}/callback`],
   });
-  await requireGatePolicy(members);
+  await requireGatePolicy(t, members, { mint: createTestWallet().address, enabled: false });
   // Names people would see, a logo and a support address for Sunny, so its pages show them.
   for (const [client, name] of [
     [sunny, 'Sunny Shop'],
@@ -127,7 +127,7 @@ before(async () => {
         'temporarily_unavailable',
         'the wallet requirements could not be checked now; try again',
       ),
-      { locale: 'en', brand: { name: 'Sunny Wallet Club', primaryColor: '#fde047' } },
+      { locale: 'en', brand: { name: 'Sunny Wallet Club', primaryColor: '#fde047' }, userCode: 'WXYZWXYZ' },
     ),
   );
   const extrasPort = await freePort();
@@ -281,12 +281,10 @@ interface AxeViolation {
 /** Every WCAG 2.x A/AA rule and axe's best practices; `contrastOnly` for a re-run in another theme. */
 /**
  * The consent view with its script running. The buttons are in the server's HTML, the script that
- * makes them work is deferred: it has run once the document's DOMContentLoaded has fired, and a
- * press before that does nothing (a loaded machine showed it).
+ * makes them work is deferred: they come disabled and it enables them once it has bound them.
  */
 async function consentShown(page: Page): Promise<void> {
-  await page.getByRole('button', { name: 'Allow' }).waitFor();
-  await page.waitForLoadState('domcontentloaded');
+  await page.locator('#consent-allow:enabled').waitFor();
 }
 
 async function axe(page: Page, contrastOnly = false): Promise<AxeViolation[]> {
@@ -361,45 +359,6 @@ async function colours(page: Page, selector: string): Promise<{ color: string; b
 }
 
 // ---- Flows ----
-
-/** A disabled gate, a policy of it and `client` requiring that policy (DESIGN §3 "Gates in tokens"). */
-async function requireGatePolicy(client: SeededClient) {
-  const now = t.clock.now();
-  const gateId = newId('gate_');
-  const policyId = newId('gpol_');
-  await t.ctx.db
-    .insertInto('token_gates')
-    .values({
-      id: gateId,
-      org_id: client.orgId,
-      name: 'Sun token',
-      description: null,
-      mint_address: createTestWallet().address,
-      min_holdings: '100',
-      enabled: false,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  await t.ctx.db
-    .insertInto('gate_policies')
-    .values({
-      id: policyId,
-      org_id: client.orgId,
-      name: 'Sun holders',
-      description: 'Hold the Sun token in a wallet linked to your account.',
-      rule: JSON.stringify({ gate: gateId }),
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  await t.ctx.db.insertInto('gate_policy_gates').values({ policy_id: policyId, gate_id: gateId }).execute();
-  await t.ctx.db
-    .updateTable('apps')
-    .set({ required_gate_policy_id: policyId })
-    .where('id', '=', client.appId)
-    .execute();
-}
 
 async function startSignin(s: Session, client: SeededClient, extra: Record<string, string> = {}) {
   const state = `st-${randomAlphanumeric(8)}`;
@@ -507,6 +466,63 @@ describe('hosted pages in headless Chromium', () => {
       assert.equal(back.searchParams.get('state'), state);
       assert.deepEqual(s.errors, []);
     } finally {
+      await s.context.close();
+    }
+  });
+
+  it('consent’s buttons are disabled until the page script has bound them: an early press is never lost', async () => {
+    const s = await open({ phantom: true });
+    let release = () => {};
+    try {
+      const { state } = await startSignin(s, night);
+      await signInWith(s.page, 'Phantom');
+      await consentShown(s.page);
+      // A slow connection: the consent page comes, its deferred script is held back.
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let requested = () => {};
+      const scriptAsked = new Promise<void>((resolve) => {
+        requested = resolve;
+      });
+      await s.page.route('**/static/signin.js*', async (route) => {
+        requested();
+        await held;
+        await route.continue();
+      });
+      const consentCalls: string[] = [];
+      s.page.on('request', (r) => {
+        if (r.url().endsWith('/consent')) consentCalls.push(r.method());
+      });
+      await s.page.reload({ waitUntil: 'commit' });
+      const allow = s.page.getByRole('button', { name: 'Allow' });
+      await allow.waitFor();
+      await scriptAsked;
+      for (const name of ['Allow', 'Deny', 'Use another wallet'])
+        assert.ok(
+          await s.page.getByRole('button', { name }).isDisabled(),
+          `${name} disabled before the script`,
+        );
+      await s.page.screenshot({ path: `${ARTIFACTS}/consent-before-script-1280.png`, fullPage: true });
+      // A person presses Allow now: nothing is sent, nothing happens, the page stays.
+      const box = await allow.boundingBox();
+      assert.ok(box);
+      await s.page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      assert.deepEqual(consentCalls, []);
+      assert.match(s.page.url(), /\/signin\/[A-Za-z0-9]+$/);
+
+      release();
+      await consentShown(s.page);
+      for (const name of ['Allow', 'Deny', 'Use another wallet'])
+        assert.ok(await s.page.getByRole('button', { name }).isEnabled(), `${name} enabled by the script`);
+      await Promise.all([s.page.waitForURL(new RegExp(`^${APP_ORIGIN}/callback\\?`)), allow.click()]);
+      const back = new URL(s.page.url());
+      assert.ok(back.searchParams.get('code'));
+      assert.equal(back.searchParams.get('state'), state);
+      assert.deepEqual(consentCalls, ['POST']);
+      assert.deepEqual(s.errors, []);
+    } finally {
+      release();
       await s.context.close();
     }
   });
@@ -836,7 +852,17 @@ describe('hosted pages in headless Chromium', () => {
       assert.equal(unavailable?.status(), 503);
       await assertVisible(s.page.getByRole('heading', { name: 'Connect a device' }));
       assert.equal(await s.page.locator('#error-code').innerText(), 'temporarily_unavailable');
-      assert.match(await s.page.locator('main').innerText(), /could not be checked now; try again/);
+      // A line of its own, not the generic server copy with the developer's reason in small print.
+      assert.equal(
+        await s.page.locator('p.lead').innerText(),
+        'The wallet requirements cannot be checked right now. Try again in a moment.',
+      );
+      const main = await s.page.locator('main').innerText();
+      assert.doesNotMatch(main, /Something went wrong|could not be checked now/);
+      assert.equal(
+        await s.page.getByRole('link', { name: 'Try again' }).getAttribute('href'),
+        '/device?user_code=WXYZWXYZ',
+      );
       await inspect(s.page, 'device-requirement-unavailable');
     } finally {
       await s.context.close();

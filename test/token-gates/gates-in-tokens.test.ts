@@ -498,6 +498,7 @@ describe('gates in tokens', () => {
     const confirm = await page();
     assert.equal(confirm.statusCode, 200, confirm.body);
     const csrf = /name="csrf_token" value="([0-9a-f]+)"/.exec(confirm.body)?.[1] as string;
+    const formCode = /name="user_code" value="([^"]+)"/.exec(confirm.body)?.[1] as string;
     t.clock.advance(CACHE_TTL + 1);
     rpc.mode = 'http500';
     try {
@@ -508,6 +509,14 @@ describe('gates in tokens', () => {
       const viaForm = await decide({ user_code, csrf_token: csrf }, true);
       assert.equal(viaForm.statusCode, 503, viaForm.body);
       assert.match(String(viaForm.headers['content-type']), /^text\/html/);
+      // Both pages say why in their own line and offer to try again (the same code's page).
+      for (const res of [down, viaForm]) {
+        assert.match(
+          res.body,
+          /The wallet requirements cannot be checked right now\. Try again in a moment\./,
+        );
+        assert.ok(res.body.includes(`href="/device?user_code=${formCode}"`), res.body);
+      }
       const viaJson = await decide({ user_code }, false);
       assert.equal(viaJson.statusCode, 503, viaJson.body);
       assert.equal(json(viaJson).error.code, 'temporarily_unavailable');

@@ -40,6 +40,7 @@ const SCRIPT_STRINGS: MessageKey[] = [
   'error.expired',
   'error.tooMany',
   'error.network',
+  'error.requirementUnavailable',
   'error.generic',
 ];
 
@@ -108,6 +109,11 @@ function providerButtons(view: InteractionView, providers: string[], t: Translat
   return parts.join('\n');
 }
 
+/**
+ * The consent step. Its buttons work through `assets/signin.js`, which is deferred: they come
+ * `disabled` and the script enables them once it has bound them, so an early press (a slow
+ * connection) never lands on a dead button.
+ */
 function consentView(view: InteractionView, who: SignedInAs | null, t: Translate): string {
   const app = view.app.name;
   const lines = consentLines(view.scopes, who, view.brand.name, t);
@@ -116,7 +122,7 @@ function consentView(view: InteractionView, who: SignedInAs | null, t: Translate
         t('consent.signedInAs'),
         'who',
         `<strong title="${esc(who.full)}">${esc(who.label)}</strong>`,
-      )}</span> <button type="button" class="link" id="switch-account">${esc(
+      )}</span> <button type="button" class="link" id="switch-account" disabled>${esc(
         t(who.wallet ? 'consent.useAnotherWallet' : 'consent.useAnotherAccount'),
       )}</button></p>`
     : '';
@@ -129,9 +135,10 @@ ${whoLine}
 ${lines.map((l) => `<li data-scope="${esc(l.name)}">${esc(l.text)}</li>`).join('\n')}
 </ul>
 <div class="actions">
-<button type="button" class="secondary" id="consent-deny">${esc(t('consent.deny'))}</button>
-<button type="button" id="consent-allow">${esc(t('consent.allow'))}</button>
+<button type="button" class="secondary" id="consent-deny" disabled>${esc(t('consent.deny'))}</button>
+<button type="button" id="consent-allow" disabled>${esc(t('consent.allow'))}</button>
 </div>
+<noscript><p class="notice">${esc(t('consent.noScript'))}</p></noscript>
 <p class="note">${esc(t('consent.note'))}</p>
 </section>`;
 }

@@ -41,15 +41,30 @@ async function requirementMet(ctx: AppContext, client: Client, userId: string): 
   }
 }
 
-/** The device page when the app's requirement cannot be checked now (503): try again shortly. */
+/**
+ * The device page when the app's requirement cannot be checked now (503): a line of its own (not the
+ * generic "went wrong on our side") and a way to try again, the confirmation page for the same code.
+ */
 export function sendRequirementUnavailablePage(
   reply: FastifyReply,
   err: ApiError,
-  page: { locale: Locale; brand: PageBrand | null },
+  page: { locale: Locale; brand: PageBrand | null; userCode: string },
 ): FastifyReply {
+  const t = translator(page.locale);
   reply.header('cache-control', 'no-store');
-  return sendErrorPage(reply, 503, err.code, err.message, translator(page.locale)('device.title'), page);
+  const back = {
+    href: `/device?user_code=${encodeURIComponent(normalizeUserCode(page.userCode) ?? page.userCode)}`,
+    label: t('device.tryAgain'),
+  };
+  return sendErrorPage(reply, 503, err.code, t('device.requirementUnavailable'), t('device.title'), {
+    ...page,
+    back,
+  });
 }
+
+/** A decision or page that stopped because the requirement cannot be checked now. */
+const requirementUnavailable = (err: ApiError) =>
+  err.status === 503 && err.code === 'temporarily_unavailable';
 
 async function checkGuessBudget(ctx: AppContext, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   await ctx.rateLimits.consume('deviceUserCode', ctx.rateLimits.source(req), reply, undefined, 0);
@@ -144,10 +159,11 @@ export async function devicePage(
   try {
     meets = await requirementMet(ctx, client, session.userId);
   } catch (err) {
-    if (!(err instanceof ApiError && err.status === 503)) throw err;
+    if (!(err instanceof ApiError && requirementUnavailable(err))) throw err;
     return sendRequirementUnavailablePage(reply, err, {
       locale,
       brand: await pageBrand(ctx, client.brandId),
+      userCode: normalized,
     });
   }
   if (!meets) {
@@ -225,11 +241,17 @@ export async function deviceDecision(
         : err.status === 429
           ? t('errorPage.tooMany')
           : err.message;
-    // A refused form (no session, stale token) was for a code that exists: show its brand.
+    // A refused form (no session, stale token) or an unchecked requirement was for a code that
+    // exists: show its brand.
+    const unavailable = requirementUnavailable(err);
     const device =
-      err.status === 401 || err.status === 403 ? await findPendingDevice(ctx, body.user_code) : null;
+      err.status === 401 || err.status === 403 || unavailable
+        ? await findPendingDevice(ctx, body.user_code)
+        : null;
     const client = device ? await loadClient(ctx, device.clientId) : null;
     const brand = client ? await pageBrand(ctx, client.brandId) : null;
+    if (unavailable)
+      return sendRequirementUnavailablePage(reply, err, { locale, brand, userCode: body.user_code });
     return sendErrorPage(reply, err.status, err.code, message, t('device.title'), { locale, brand });
   }
 }

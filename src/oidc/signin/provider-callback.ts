@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
+import { OAuthError } from '../../http/errors.js';
 import { sha256 } from '../../lib/hash.js';
 import { PROVIDER_LABELS } from '../../providers/index.js';
 import type { ExternalIdentity, ProviderTokens } from '../../providers/provider.js';
@@ -223,6 +224,12 @@ async function signinCallback(
       return fail(err.reason, err.claimedExternalId);
     }
     if (err instanceof LinkedToAnotherUser) return fail('account_conflict');
+    if (err instanceof OAuthError && err.error === 'temporarily_unavailable') {
+      // Signed in (the session and the interaction's user stay), but the app's required gate policy
+      // cannot be read now: no failed sign-in; the page says why and its Allow tries again.
+      req.log.warn({ provider: state.provider }, 'upstream sign-in: app requirement cannot be checked now');
+      return reply.redirect(signinPageWithError(ctx, loaded.row.id, 'requirement_unavailable'), status);
+    }
     if (err instanceof InteractionGone) {
       // The state names the brand: its error page carries the brand's logo, colour and support address.
       const page = { brand: await pageBrand(ctx, state.brand_id), locale: requestLocale(req) };

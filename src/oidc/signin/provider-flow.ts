@@ -33,6 +33,7 @@ export const PROVIDER_ERROR_MESSAGES = {
   telegram_expired: 'The Telegram sign-in is too old. Sign in with Telegram again.',
   not_enabled: 'This sign-in method is not available any more. Choose another way.',
   account_conflict: 'That account is linked to another user.',
+  requirement_unavailable: 'The wallet requirements cannot be checked right now. Try again in a moment.',
   unexpected: 'Something went wrong. Try again or choose another way.',
 } as const;
 export type ProviderFailure = keyof typeof PROVIDER_ERROR_MESSAGES;

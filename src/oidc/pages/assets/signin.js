@@ -33,6 +33,8 @@
     if (res.status === 429) throw new Problem(say('error.tooMany'));
     if (code === 'stale_challenge' || code === 'replayed_nonce') throw new Problem(say('error.tooSlow'));
     if (code === 'bad_signature' || code === 'wrong_brand') throw new Problem(say('error.signatureInvalid'));
+    // The app's wallet requirement cannot be read now (503): the sign-in is kept, try again later.
+    if (code === 'temporarily_unavailable') throw new Problem(say('error.requirementUnavailable'));
     throw new Problem(say('error.generic'));
   };
 
@@ -281,6 +283,8 @@
     status('');
     $('signin-heading').focus();
   });
+  // The server sends these disabled: they work from now on.
+  for (const id of ['consent-allow', 'consent-deny', 'switch-account']) if ($(id)) $(id).disabled = false;
 
   render();
   // Extensions may register a moment after the page loads: wait briefly before saying none.

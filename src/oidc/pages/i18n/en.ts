@@ -37,6 +37,8 @@ export const en = {
   'providerError.telegram_expired': 'The Telegram sign-in is too old. Sign in with Telegram again.',
   'providerError.not_enabled': 'This sign-in method is not available any more. Choose another way.',
   'providerError.account_conflict': 'That account is linked to another user.',
+  'providerError.requirement_unavailable':
+    'The wallet requirements cannot be checked right now. Try again in a moment.',
   'providerError.unexpected': 'Something went wrong. Try again or choose another way.',
 
   // Status messages (announced while the wallet works)
@@ -56,6 +58,8 @@ export const en = {
   'error.tooMany': 'Too many attempts. Wait a minute and try again.',
   'error.network': 'The server could not be reached. Check your connection and try again.',
   'error.generic': 'Something went wrong. Try again.',
+  'error.requirementUnavailable':
+    'The wallet requirements cannot be checked right now. Try again in a moment.',
 
   // Consent
   'consent.heading': '{app} wants to access your {brand} account',
@@ -66,6 +70,7 @@ export const en = {
   'consent.allow': 'Allow',
   'consent.deny': 'Deny',
   'consent.note': 'You can remove this access at any time from your account.',
+  'consent.noScript': 'Answering needs JavaScript. Turn it on and reload this page.',
   'scope.openid': 'Know who you are on {brand}',
   'scope.profile': 'See your name, username and profile picture',
   'scope.email': 'See your email address ({email})',
@@ -101,6 +106,9 @@ export const en = {
   'device.deniedTitle': 'Request denied',
   'device.deniedBody': '{app} was not connected. You can go back to your device.',
   'device.staleForm': 'This page was open for too long. Start again from your device.',
+  'device.requirementUnavailable':
+    'The wallet requirements cannot be checked right now. Try again in a moment.',
+  'device.tryAgain': 'Try again',
 
   // Error pages
   'errorPage.title': 'This sign-in request cannot be completed',
