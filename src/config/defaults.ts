@@ -73,6 +73,11 @@ export const defaults = {
   walletChallengeTtl: 5 * 60,
   /** Sign-in interaction lifetime (hosted page to consent). */
   interactionTtl: 30 * 60,
+  /**
+   * Most started interactions one instance keeps in memory (their immutable part, until they expire:
+   * src/oidc/signin/interactions.ts), so the wallet steps read nothing; ~1 KB each.
+   */
+  startedInteractionCacheMaxEntries: 20_000,
   /** Browser session lifetime per brand. */
   sessionTtl: 14 * 24 * 3600,
   /**

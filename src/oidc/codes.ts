@@ -36,13 +36,23 @@ export function newAuthorizationCode(
   ctx: AppContext,
   input: IssueCodeInput,
 ): { code: string; row: AuthorizationCodeRow } {
+  const { code, row } = newUserlessCode(ctx, input);
+  return { code, row: { ...row, user_id: input.userId } };
+}
+
+/** A code whose user the statement that finds the user fills in (a wallet's one-statement sign-in). */
+export type UserlessCodeRow = Omit<AuthorizationCodeRow, 'user_id'>;
+
+export function newUserlessCode(
+  ctx: AppContext,
+  input: Omit<IssueCodeInput, 'userId'>,
+): { code: string; row: UserlessCodeRow } {
   const code = newSecret();
   const now = ctx.clock.now();
-  const row: AuthorizationCodeRow = {
+  const row: UserlessCodeRow = {
     code_hash: sha256(code),
     family_id: newId('fam_'),
     client_id: input.client.clientId,
-    user_id: input.userId,
     redirect_uri: input.redirectUri,
     scopes: input.scopes,
     nonce: input.nonce ?? null,

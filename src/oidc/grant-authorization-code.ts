@@ -1,4 +1,6 @@
+import { defaults } from '../config/defaults.js';
 import { OAuthError } from '../http/errors.js';
+import { newId } from '../lib/ids.js';
 import { safeEqual, sha256, sha256b64url } from '../lib/hash.js';
 import { revokeFamily } from './revocation.js';
 import type { AppContext } from '../context.js';
@@ -21,12 +23,14 @@ export const authorizationCodeGrant: Grant = {
       throw new OAuthError('invalid_request', 'code_verifier must be 43-128 unreserved characters');
 
     const codeHash = sha256(code);
-    const quick = await consumeWhenAllMatches(ctx, client, codeHash, redirectUri, verifier);
+    // The access token's record is written by the consuming statement itself (one round trip).
+    const jti = newId();
+    const quick = await consumeWhenAllMatches(ctx, client, { codeHash, redirectUri, verifier, jti });
     if (quick) {
       // Nothing to decide before consuming (no required policy, no gated scope of the brand); a
       // brand scope the code holds is still checked against the brand's policies now.
       const gates = await decideGates(ctx, client, quick.user_id, quick.scopes);
-      return issueCodeTokens(ctx, client, quick, gates);
+      return issueCodeTokens(ctx, client, quick, gates, jti);
     }
 
     // The request is checked completely before the code is consumed: a request naming another
@@ -79,27 +83,33 @@ export const authorizationCodeGrant: Grant = {
 function consumeWhenAllMatches(
   ctx: AppContext,
   client: Client,
-  codeHash: string,
-  redirectUri: string,
-  verifier: string | undefined,
+  r: { codeHash: string; redirectUri: string; verifier: string | undefined; jti: string },
 ): Promise<AuthorizationCodeRow | null> | null {
   if (client.requiredGatePolicyId || client.gatedScopes?.length) return null;
   // A stored challenge needs the verifier; none stored is only for a confidential client sending none.
-  if (verifier === undefined && !client.isConfidential) return null;
-  const codeChallenge = verifier === undefined ? null : sha256b64url(verifier);
-  return ctx.stores.codes.consumeMatching(codeHash, {
-    clientId: client.clientId,
-    redirectUri,
-    codeChallenge,
-    now: ctx.clock.now(),
-  });
+  if (r.verifier === undefined && !client.isConfidential) return null;
+  const codeChallenge = r.verifier === undefined ? null : sha256b64url(r.verifier);
+  const now = ctx.clock.now();
+  const expiresAt = new Date(now.getTime() + defaults.accessTokenTtl * 1000);
+  return ctx.stores.codes.consumeMatching(
+    r.codeHash,
+    { clientId: client.clientId, redirectUri: r.redirectUri, codeChallenge, now },
+    { jti: r.jti, expiresAt },
+  );
 }
 
-function issueCodeTokens(ctx: AppContext, client: Client, row: AuthorizationCodeRow, gates: GateDecision) {
+function issueCodeTokens(
+  ctx: AppContext,
+  client: Client,
+  row: AuthorizationCodeRow,
+  gates: GateDecision,
+  recordedJti?: string,
+) {
   return issueTokens(ctx, {
     client,
     grant: 'authorization_code',
     scopes: gates.scopes,
+    recordedJti,
     gates: { grantScopes: row.scopes, dropped: gates.dropped, passedPolicies: gates.passedPolicies },
     user: {
       id: row.user_id,

@@ -47,6 +47,12 @@ export interface CodeStore {
   consumeMatching(
     codeHash: string,
     request: { clientId: string; redirectUri: string; codeChallenge: string | null; now: Date },
+    /**
+     * With a token: the same statement also records it (`RevocationStore.recordAccessToken` in the
+     * code's family, for its user and session) and the client in the code's session
+     * (`SessionClientStore.record`), only when the code is consumed now.
+     */
+    token?: { jti: string; expiresAt: Date },
   ): Promise<AuthorizationCodeRow | null>;
 }
 

@@ -45,6 +45,11 @@ export interface IssueTokensInput {
    * `token.refreshed` reports `dropped`, and the `gates` scope adds the passed policies as a claim.
    */
   gates?: { grantScopes: string[]; dropped: string[]; passedPolicies: string[] };
+  /**
+   * The access token's jti when its record (and the client in the user's session) was written by the
+   * statement that consumed the grant's code (`CodeStore.consumeMatching` with a token).
+   */
+  recordedJti?: string;
 }
 
 export type UserProfile = UserProfileRow;
@@ -171,7 +176,7 @@ function signAccessToken(
  */
 export async function issueTokens(ctx: AppContext, input: IssueTokensInput): Promise<TokenResponse> {
   const { client, scopes, user } = input;
-  const jti = newId();
+  const jti = input.recordedJti ?? newId();
   if (!user) {
     const accessToken = await signAccessToken(ctx, client, client.clientId, scopes, jti);
     if (await ctx.stores.events.wanted(undefined, client.orgId, 'token.issued'))
@@ -261,6 +266,7 @@ async function recordUserGrant(
     sessionId: user.sessionId ?? null,
   };
   const record = async (tx: Tx | undefined) => {
+    if (input.recordedJti) return;
     await revocations.recordAccessToken(tx, accessToken);
     // Logout tells every app that was issued tokens in the session (code exchange or refresh).
     if (user.sessionId) await sessionClients.record(tx, user.sessionId, client.clientId, now);

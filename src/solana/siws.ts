@@ -91,7 +91,12 @@ export function checkWalletSignature(
   signature: Buffer,
 ): void {
   if (!safeEqual(proofAddress, challengeAddress)) throw badSignature();
-  if (!verifyEd25519(decodeAddress(challengeAddress), signed, signature)) throw badSignature();
+  if (!walletSigned(challengeAddress, signed, signature)) throw badSignature();
+}
+
+/** Whether `signature` over `signed` verifies for the wallet `address` (a valid Solana address). */
+export function walletSigned(address: string, signed: Buffer, signature: Buffer): boolean {
+  return verifyEd25519(decodeAddress(address), signed, signature);
 }
 
 /** The proof's signature and signed bytes, decoded and shape-checked (else 400 validation_failed). */

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { defaults } from '../config/defaults.js';
 import type { Db, Executor } from '../db/schema.js';
 import { invalidateEverywhere } from '../events/invalidation.js';
@@ -63,6 +63,22 @@ async function sweep(db: Executor, now: Date): Promise<void> {
  * `tokenState` reads `users.deleted_at` in the same statement so the check on every access-token use
  * is one round trip.
  */
+/**
+ * A common table expression, for a statement whose CTE `source` is a consumed code (or any row with
+ * `family_id`, `client_id`, `user_id`, `session_id`): the access token issued for it recorded by jti
+ * in its family, as `recordAccessToken` does, in the same statement as the consumption.
+ */
+export function accessTokenFromCte(
+  source: string,
+  token: { jti: string; expiresAt: Date },
+): RawBuilder<unknown> {
+  return sql`
+    recorded as (
+      insert into access_tokens (jti, family_id, client_id, user_id, expires_at, session_id)
+      select ${token.jti}, family_id, client_id, user_id, ${token.expiresAt}::timestamptz, session_id
+      from ${sql.table(source)})`;
+}
+
 export function revocationStore(db: Db): RevocationStore {
   return {
     async recordAccessToken(tx, row) {

@@ -1,6 +1,13 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Executor } from '../db/schema.js';
-import type { EndedSession, ListedSession, SessionStore, StoredSession } from '../oidc/signin/stores.js';
+import type {
+  EndedSession,
+  ListedSession,
+  NewSession,
+  SessionStore,
+  StoredSession,
+  UserlessSession,
+} from '../oidc/signin/stores.js';
 import type { SessionClientStore } from '../oidc/stores.js';
 
 /** A session row as the sign-in code sees it. */
@@ -77,25 +84,41 @@ async function endSessions(db: Executor, ids: string[]): Promise<EndedSession[]>
   }));
 }
 
+/** The insert of a new session (run alone, or composed into the sign-in's statement). */
+export function sessionInsert(db: Executor, s: NewSession) {
+  return db.insertInto('sessions').values({
+    id: s.id,
+    token_hash: s.tokenHash,
+    user_id: s.userId,
+    brand_id: s.brandId,
+    auth_time: s.authTime,
+    created_at: s.createdAt,
+    expires_at: s.expiresAt,
+    last_seen_at: s.createdAt,
+    user_agent: s.userAgent,
+    ip: s.ip,
+  });
+}
+
+/**
+ * A CTE body: the session inserted for the user the CTE `source` yields (`user_id`); nothing when it
+ * yields no row (a statement that finds the user as it signs in).
+ */
+export function sessionInsertFor(source: string, s: UserlessSession): RawBuilder<unknown> {
+  return sql`
+    insert into sessions
+      (id, token_hash, user_id, brand_id, auth_time, created_at, expires_at, last_seen_at, user_agent, ip)
+    select ${s.id}, ${s.tokenHash}, user_id, ${s.brandId}, ${s.authTime}::timestamptz,
+      ${s.createdAt}::timestamptz, ${s.expiresAt}::timestamptz, ${s.createdAt}::timestamptz,
+      ${s.userAgent}::text, ${s.ip}::text
+    from ${sql.table(source)}`;
+}
+
 /** The `sessions` table: browser sessions, one per brand, kept by the hash of their cookie. */
 export function sessionStore(db: Executor): SessionStore {
   return {
     async insert(s) {
-      await db
-        .insertInto('sessions')
-        .values({
-          id: s.id,
-          token_hash: s.tokenHash,
-          user_id: s.userId,
-          brand_id: s.brandId,
-          auth_time: s.authTime,
-          created_at: s.createdAt,
-          expires_at: s.expiresAt,
-          last_seen_at: s.createdAt,
-          user_agent: s.userAgent,
-          ip: s.ip,
-        })
-        .execute();
+      await sessionInsert(db, s).execute();
     },
     async findLive(tokenHash, brandId, now) {
       const row = await db
@@ -161,18 +184,31 @@ export function sessionStore(db: Executor): SessionStore {
   };
 }
 
+/**
+ * Common table expressions, for a statement whose CTE `source` has a `session_id` column: that
+ * session is marked seen and the app remembered in it — only while the session lives (a code from an
+ * ended session must not bring it back). One round trip on the token path, or none of its own when
+ * the code's consuming statement carries them (authorization-codes.store.ts).
+ */
+export function sessionClientCtes(source: string, clientId: string, now: Date): RawBuilder<unknown> {
+  return sql`
+    seen as (
+      update sessions set last_seen_at = ${now}::timestamptz
+      where id = (select session_id from ${sql.table(source)}) returning id),
+    remembered as (
+      insert into session_clients (session_id, client_id, created_at)
+      select id, ${clientId}, ${now}::timestamptz from seen
+      on conflict (session_id, client_id) do nothing)`;
+}
+
 /** `session_clients`: the apps issued tokens in each session (owned here, beside `sessions`). */
 export function sessionClientStore(db: Executor): SessionClientStore {
   return {
     async record(tx, sessionId, clientId, now) {
-      // One round trip on the token path: the session is marked seen and the app remembered, only
-      // while the session lives (a code from an ended session must not bring it back).
       await sql`
-        with seen as (
-          update sessions set last_seen_at = ${now}::timestamptz where id = ${sessionId} returning id)
-        insert into session_clients (session_id, client_id, created_at)
-        select id, ${clientId}, ${now}::timestamptz from seen
-        on conflict (session_id, client_id) do nothing`.execute(tx ?? db);
+        with given as (select ${sessionId}::text as session_id),
+        ${sessionClientCtes('given', clientId, now)}
+        select 1`.execute(tx ?? db);
     },
     async takeForClient(tx, userId, clientId) {
       const rows = await tx

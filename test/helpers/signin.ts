@@ -193,3 +193,51 @@ export async function walletSignIn(
   collectCookies(verify, jar);
   return { res: verify, jar };
 }
+
+/**
+ * A gate (`minHoldings` of `mint`, 100 by default), a policy of it ("Sun holders") and `client`
+ * requiring that policy (DESIGN §3 "Gates in tokens"). A disabled gate passes no wallet without
+ * asking the RPC; an enabled one reads the chain. Returns the policy id.
+ */
+export async function requireGatePolicy(
+  t: TestApp,
+  client: SeededClient,
+  gate: { mint: string; enabled: boolean; minHoldings?: string },
+): Promise<string> {
+  const now = t.clock.now();
+  const gateId = newId('gate_');
+  const policyId = newId('gpol_');
+  await t.ctx.db
+    .insertInto('token_gates')
+    .values({
+      id: gateId,
+      org_id: client.orgId,
+      name: 'Sun token',
+      description: null,
+      mint_address: gate.mint,
+      min_holdings: gate.minHoldings ?? '100',
+      enabled: gate.enabled,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  await t.ctx.db
+    .insertInto('gate_policies')
+    .values({
+      id: policyId,
+      org_id: client.orgId,
+      name: 'Sun holders',
+      description: 'Hold the Sun token in a wallet linked to your account.',
+      rule: JSON.stringify({ gate: gateId }),
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  await t.ctx.db.insertInto('gate_policy_gates').values({ policy_id: policyId, gate_id: gateId }).execute();
+  await t.ctx.db
+    .updateTable('apps')
+    .set({ required_gate_policy_id: policyId })
+    .where('id', '=', client.appId)
+    .execute();
+  return policyId;
+}

@@ -222,12 +222,16 @@ export function memoryStores(): { stores: EngineStores; data: MemoryData } {
         row.consumed_at = now;
         return { ...row };
       },
-      async consumeMatching(hash, r) {
+      async consumeMatching(hash, r, token) {
         const row = data.codes.get(hash);
         if (!row || row.consumed_at || row.expires_at <= r.now) return null;
         if (row.client_id !== r.clientId || row.redirect_uri !== r.redirectUri) return null;
         if (row.code_challenge !== r.codeChallenge) return null;
         row.consumed_at = r.now;
+        if (token) {
+          const { family_id: familyId, client_id: clientId, user_id: userId, session_id: sessionId } = row;
+          data.access.set(token.jti, { familyId, clientId, userId, expiresAt: token.expiresAt, sessionId });
+        }
         return { ...row };
       },
     },

@@ -63,9 +63,11 @@ export class MemorySigninStores implements SigninStores {
       row.completed_at = now;
       return true;
     },
-    attachUser: async (id, f) => {
+    attachUser: async (id, f, now) => {
       const row = this.interactionRows.get(id);
-      if (row) Object.assign(row, { user_id: f.userId, session_id: f.sessionId, auth_time: f.authTime });
+      if (!row || row.completed_at || row.expires_at <= now) return false;
+      Object.assign(row, { user_id: f.userId, session_id: f.sessionId, auth_time: f.authTime });
+      return true;
     },
     deleteExpired: async (now) => deleteWhere(this.interactionRows, (r) => r.expires_at < now),
   };
@@ -126,6 +128,11 @@ export class MemorySigninStores implements SigninStores {
     insert: async (row) => {
       this.challengeRows.set(row.id, { ...row });
     },
+    insertDuring: async (row, interactionId, now) => {
+      if (!(await this.interactions.findLive(interactionId, now))) return false;
+      this.challengeRows.set(row.id, { ...row });
+      return true;
+    },
     findByMessageHash: async (hash) =>
       [...this.challengeRows.values()].find((c) => c.message_hash === hash) ?? null,
     consumeLive: async (hash, e) => {
@@ -134,6 +141,12 @@ export class MemorySigninStores implements SigninStores {
       if (!live || row.purpose !== e.purpose || row.brand_id !== e.brandId) return null;
       row.consumed_at = e.now;
       return { ...row };
+    },
+    consumeForSignIn: async (hash, e) => {
+      const row = [...this.challengeRows.values()].find((c) => c.message_hash === hash);
+      if (!row || row.address !== e.address) return null;
+      const challenge = await this.walletChallenges.consumeLive(hash, e);
+      return challenge && { challenge, ownerId: this.liveHolder(this.wallets.get(e.address)) };
     },
     consume: async (id, now) => {
       const row = this.challengeRows.get(id);
@@ -279,6 +292,33 @@ export class MemorySigninStores implements SigninStores {
       this.codeRows.push({ ...row });
     },
   };
+
+  async finishSignIn(f: Parameters<SigninStores['finishSignIn']>[0]): Promise<boolean> {
+    const { session: s } = f;
+    const signedIn = { userId: s.userId, sessionId: s.id, authTime: s.authTime };
+    if (!(await this.interactions.completeSignedIn(f.interactionId, signedIn, f.now))) return false;
+    await this.sessions.insert(s);
+    await this.codes.insert(f.code);
+    await this.accounts.recordActivity(f.activity);
+    return true;
+  }
+
+  async signInWithWallet(f: Parameters<SigninStores['signInWithWallet']>[0]) {
+    if (!(await this.interactions.findLive(f.interactionId, f.now))) return null;
+    const expected = { purpose: 'signin', brandId: f.brandId, address: f.address, now: f.now };
+    const consumed = await this.walletChallenges.consumeForSignIn(f.messageHash, expected);
+    if (!consumed) return null;
+    const { ownerId } = consumed;
+    if (!ownerId) return { ownerId, finished: false };
+    const finished = await this.finishSignIn({
+      session: { ...f.session, userId: ownerId },
+      interactionId: f.interactionId,
+      code: { ...f.code, user_id: ownerId },
+      activity: { ...f.activity, userId: ownerId },
+      now: f.now,
+    });
+    return { ownerId, finished };
+  }
 
   atomic<T>(fn: (tx: SigninStores) => Promise<T>): Promise<T> {
     return fn(this);

@@ -124,8 +124,8 @@ function report(title: string, steps: Record<Step, Statement[]>) {
  * (before issue 23 item 2: 23 and 13 for a returning wallet, 25 and 14 for a new one).
  */
 const BOUNDS = {
-  returning: { statements: 16, writes: 11 },
-  created: { statements: 19, writes: 13 },
+  returning: { statements: 4, writes: 4 },
+  created: { statements: 11, writes: 7 },
 };
 
 describe('database round trips of one wallet sign-in flow', () => {

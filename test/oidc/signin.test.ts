@@ -3,8 +3,14 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { decodeJwt } from 'jose';
 import { defaults } from '../../src/config/defaults.js';
+import { loadClient } from '../../src/oidc/clients.js';
+import { newAuthorizationCode } from '../../src/oidc/codes.js';
 import { identityHash } from '../../src/oidc/signin/identities.js';
+import { newSession } from '../../src/oidc/signin/sessions.js';
+import type { SigninStores } from '../../src/oidc/signin/stores.js';
+import { sha256 } from '../../src/lib/hash.js';
 import { type TestApp, buildTestApp, userChangedBehindTheApp } from '../helpers/app.js';
+import { OTHER_BROWSER } from '../helpers/browser-binding.js';
 import {
   type SeededClient,
   authorizeQuery,
@@ -260,6 +266,98 @@ describe('headless sign-in: the whole authorization code flow', () => {
     assert.match(res.json().redirectTo, /^https:\/\/app\.example\.com\/callback\?code=/);
   });
 
+  it('a returning wallet on a first-party app: one sign-in statement marks it used, its user seen, the history', async () => {
+    const fp = await seedClient(t, { firstParty: true });
+    const wallet = createTestWallet();
+    await walletSignIn(t, (await startInteraction(fp)).id!, wallet);
+    t.clock.advance(120);
+    const { res } = await walletSignIn(t, (await startInteraction(fp)).id!, wallet);
+    assert.equal(res.json().step, 'done');
+    const code = new URL(res.json().redirectTo).searchParams.get('code');
+    assert.ok(code);
+    const now = t.clock.now().getTime();
+    const key = await t.ctx.db
+      .selectFrom('user_public_keys')
+      .select(['user_id', 'last_used_at'])
+      .where('address', '=', wallet.address)
+      .executeTakeFirstOrThrow();
+    const user = await t.ctx.db
+      .selectFrom('users')
+      .select('last_seen')
+      .where('id', '=', key.user_id)
+      .executeTakeFirstOrThrow();
+    assert.equal(key.last_used_at?.getTime(), now);
+    assert.equal(user.last_seen?.getTime(), now);
+    const sessions = await t.ctx.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('user_id', '=', key.user_id)
+      .execute();
+    assert.equal(sessions.length, 2, 'each browser its own session');
+    const activity = await t.ctx.db
+      .selectFrom('activity')
+      .select('type')
+      .where('user_id', '=', key.user_id)
+      .execute();
+    assert.deepEqual(
+      activity.map((a) => a.type),
+      ['sign_in', 'sign_in'],
+    );
+  });
+
+  it("the sign-in's one statement writes nothing that stays when the interaction ended meanwhile", async () => {
+    const fp = await seedClient(t, { firstParty: true });
+    const { id } = await startInteraction(fp);
+    const wallet = createTestWallet();
+    await walletSignIn(t, (await startInteraction(fp)).id!, wallet);
+    const { user_id: userId } = await t.ctx.db
+      .selectFrom('user_public_keys')
+      .select('user_id')
+      .where('address', '=', wallet.address)
+      .executeTakeFirstOrThrow();
+    await t.ctx.db
+      .updateTable('interactions')
+      .set({ completed_at: t.clock.now() })
+      .where('id', '=', id!)
+      .execute();
+    const now = t.clock.now();
+    const session = newSession(t.clock, { brandId: fp.brandId, authTime: now });
+    const client = await loadClient(t.ctx, fp.clientId);
+    assert.ok(client);
+    const finish = (tx: SigninStores) =>
+      tx.finishSignIn({
+        session: { ...session.row, userId },
+        interactionId: id!,
+        code: newAuthorizationCode(t.ctx, {
+          client,
+          userId,
+          redirectUri: 'https://app.example.com/callback',
+          scopes: ['openid'],
+          authTime: Math.floor(now.getTime() / 1000),
+          sessionId: session.id,
+        }).row,
+        activity: { userId, type: 'sign_in', provider: 'solana' },
+        now,
+      });
+    await assert.rejects(finish(t.ctx.stores.signin), /runs in a transaction/);
+    const undone = new Error('undone');
+    await assert.rejects(
+      t.ctx.stores.signin.atomic(async (tx) => {
+        assert.equal(await finish(tx), false, 'the interaction was not live');
+        throw undone;
+      }),
+      undone,
+    );
+    const left = await t.ctx.db.selectFrom('sessions').select('id').where('id', '=', session.id).execute();
+    assert.deepEqual(left, []);
+    const history = await t.ctx.db
+      .selectFrom('activity')
+      .select('type')
+      .where('user_id', '=', userId)
+      .execute();
+    assert.equal(history.length, 1, 'only the first sign-in');
+  });
+
   it('a session of one brand does not sign in to another brand', async () => {
     const wallet = createTestWallet();
     const first = await startInteraction(rp);
@@ -388,6 +486,12 @@ describe('headless sign-in: wallet errors through the API', () => {
     assert.equal(mismatch.json().error.code, 'bad_signature');
     const unknownMessage = await verify(id2!, w.prove(`${msg3}\n`));
     assert.equal(unknownMessage.json().error.code, 'bad_signature');
+
+    // Another wallet's valid signature over the message, as its own: refused, and the challenge burnt.
+    const msg4 = (await challenge(id2!, w.address)).json().message;
+    const claimed = await verify(id2!, createTestWallet().prove(msg4));
+    assert.equal(claimed.json().error.code, 'bad_signature');
+    assert.equal((await verify(id2!, w.prove(msg4))).json().error.code, 'replayed_nonce');
   });
 
   it('records sign_in_failed for a known wallet whose proof fails', async () => {
@@ -415,6 +519,85 @@ describe('headless sign-in: wallet errors through the API', () => {
         .execute()
     ).map((a) => a.type);
     assert.deepEqual(types, ['sign_in', 'sign_in_failed']);
+  });
+});
+
+describe('headless sign-in on several instances (each keeps the interactions it started)', () => {
+  let t2: TestApp;
+  before(async () => {
+    t2 = await buildTestApp({ shareWith: t, env: { RATE_LIMIT_MULTIPLIER: '1000' } });
+  });
+  after(() => t2.close());
+
+  const post = (app: TestApp, url: string, cookie: string, payload: Record<string, string>) =>
+    app.app.inject({ method: 'POST', url, headers: { cookie }, payload });
+
+  /** A first-party app's interaction started on `t`, and its browser's binding cookie. */
+  async function startOnThisInstance() {
+    const fp = await seedClient(t, { firstParty: true });
+    const start = await t.app.inject({ method: 'GET', url: `/oauth2/authorize?${authorizeQuery(fp)}` });
+    const id = /\/signin\/([A-Za-z0-9]+)$/.exec(start.headers.location as string)?.[1];
+    const binding = start.cookies.find((c) => c.name === `gh_ia_${id}`);
+    assert.ok(id && binding);
+    return { id, cookie: `${binding.name}=${binding.value}` };
+  }
+
+  it('an interaction completed on another instance takes no challenge and no sign-in here, and burns nothing', async () => {
+    const { id, cookie } = await startOnThisInstance();
+    const wallet = createTestWallet();
+    const challengeUrl = `/interactions/${id}/wallet/challenge`;
+    const verifyUrl = `/interactions/${id}/wallet/verify`;
+    // This instance started the interaction and issues a challenge in it …
+    const early = await post(t, challengeUrl, cookie, { address: wallet.address });
+    assert.equal(early.statusCode, 200, early.body);
+    // … then the browser signs in through the other instance, which completes it.
+    const there = await post(t2, challengeUrl, cookie, { address: wallet.address });
+    assert.equal(there.statusCode, 200, there.body);
+    const done = await post(t2, verifyUrl, cookie, wallet.prove(there.json().message));
+    assert.equal(done.statusCode, 200, done.body);
+    assert.equal(done.json().step, 'done');
+    // In this instance's memory the interaction is as it started; its writes find it completed.
+    const late = await post(t, challengeUrl, cookie, { address: wallet.address });
+    assert.equal(late.statusCode, 404, late.body);
+    assert.equal(late.json().error.code, 'not_found');
+    const again = await post(t, verifyUrl, cookie, wallet.prove(early.json().message));
+    assert.equal(again.statusCode, 404, again.body);
+    // The sign-in was undone whole: the early challenge is still unused, no second session exists.
+    const challenge = await t.ctx.db
+      .selectFrom('wallet_challenges')
+      .select('consumed_at')
+      .where('message_hash', '=', sha256(Buffer.from(early.json().message, 'utf8')))
+      .executeTakeFirstOrThrow();
+    assert.equal(challenge.consumed_at, null);
+    const { user_id: userId } = await t.ctx.db
+      .selectFrom('user_public_keys')
+      .select('user_id')
+      .where('address', '=', wallet.address)
+      .executeTakeFirstOrThrow();
+    const sessions = await t.ctx.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('user_id', '=', userId)
+      .execute();
+    assert.equal(sessions.length, 1);
+  });
+
+  it('an interaction started on one instance is continued on another, which reads it', async () => {
+    const { id, cookie } = await startOnThisInstance();
+    const wallet = createTestWallet();
+    const ch = await post(t2, `/interactions/${id}/wallet/challenge`, cookie, { address: wallet.address });
+    assert.equal(ch.statusCode, 200, ch.body);
+    // Without the binding cookie the other instance refuses it too (it checks the row it read).
+    const stranger = await t2.app.inject({
+      method: 'POST',
+      url: `/interactions/${id}/wallet/challenge`,
+      headers: { [OTHER_BROWSER]: '1' },
+      payload: { address: wallet.address },
+    });
+    assert.equal(stranger.statusCode, 403);
+    const done = await post(t, `/interactions/${id}/wallet/verify`, cookie, wallet.prove(ch.json().message));
+    assert.equal(done.statusCode, 200, done.body);
+    assert.match(done.json().redirectTo, /^https:\/\/app\.example\.com\/callback\?code=/);
   });
 });
 

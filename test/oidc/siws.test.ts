@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApiError } from '../../src/http/errors.js';
 import { sha256 } from '../../src/lib/hash.js';
-import { createWalletChallenge, verifyWalletProof } from '../../src/oidc/signin/wallet-challenges.js';
+import {
+  createWalletChallenge,
+  redeemSignInProof,
+  verifyWalletProof,
+} from '../../src/oidc/signin/wallet-challenges.js';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
 import { type SeededClient, seedClient } from '../helpers/signin.js';
 import { createTestWallet } from '../helpers/wallet.js';
@@ -13,16 +17,15 @@ let b: SeededClient;
 
 const brandOf = (c: SeededClient) => ({ id: c.brandId, slug: c.brandSlug, name: c.brandName });
 
-async function verify(
-  proof: { address: string; signature: string; signedMessage: string },
-  brandId: string,
-  purpose: 'signin' | 'link' = 'signin',
-) {
-  return t.ctx.db
-    .transaction()
-    .execute((trx) => verifyWalletProof(t.ctx, trx, { ...proof, brandId, purpose }));
-}
+type Proof = { address: string; signature: string; signedMessage: string };
 
+/** The two redemptions: step by step (link, and any proof that fails), and sign-in's one statement. */
+const REDEMPTIONS = {
+  'step by step': (proof: Proof, brandId: string, purpose: 'signin' | 'link') =>
+    t.ctx.db.transaction().execute((trx) => verifyWalletProof(t.ctx, trx, { ...proof, brandId, purpose })),
+  'sign-in (one statement)': (proof: Proof, brandId: string, purpose: 'signin' | 'link') =>
+    t.ctx.stores.signin.atomic((tx) => redeemSignInProof(tx, t.clock, { ...proof, brandId, purpose })),
+};
 async function rejects(p: Promise<unknown>, code: string, status = 400) {
   await assert.rejects(p, (e: unknown) => {
     assert.ok(e instanceof ApiError, `expected ApiError, got ${String(e)}`);
@@ -115,121 +118,141 @@ describe('SIWS challenges', () => {
   });
 });
 
-describe('SIWS verification', () => {
-  it('accepts a real Ed25519 signature once, then answers replayed_nonce', async () => {
-    const w = createTestWallet();
-    const c = await createWalletChallenge(t.ctx, {
-      address: w.address,
-      brand: brandOf(a),
-      purpose: 'signin',
-    });
-    const proof = w.prove(c.message);
-    assert.deepEqual(await verify(proof, a.brandId), { address: w.address, userId: null });
-    await rejects(verify(proof, a.brandId), 'replayed_nonce');
-  });
+for (const [name, redemption] of Object.entries(REDEMPTIONS))
+  describe(`SIWS verification: ${name}`, () => {
+    const verify = (proof: Proof, brandId: string, purpose: 'signin' | 'link' = 'signin') =>
+      redemption(proof, brandId, purpose);
 
-  it('answers bad_signature for a message the service never issued', async () => {
-    const w = createTestWallet();
-    const c = await createWalletChallenge(t.ctx, {
-      address: w.address,
-      brand: brandOf(a),
-      purpose: 'signin',
+    it('accepts a real Ed25519 signature once, then answers replayed_nonce', async () => {
+      const w = createTestWallet();
+      const c = await createWalletChallenge(t.ctx, {
+        address: w.address,
+        brand: brandOf(a),
+        purpose: 'signin',
+      });
+      const proof = w.prove(c.message);
+      assert.equal((await verify(proof, a.brandId)).address, w.address);
+      await rejects(verify(proof, a.brandId), 'replayed_nonce');
     });
-    await rejects(verify(w.prove(`${c.message} `), a.brandId), 'bad_signature');
-  });
 
-  it('answers bad_signature for a signature made by another key', async () => {
-    const w = createTestWallet();
-    const other = createTestWallet();
-    const c = await createWalletChallenge(t.ctx, {
-      address: w.address,
-      brand: brandOf(a),
-      purpose: 'signin',
+    it('answers bad_signature for a message the service never issued', async () => {
+      const w = createTestWallet();
+      const c = await createWalletChallenge(t.ctx, {
+        address: w.address,
+        brand: brandOf(a),
+        purpose: 'signin',
+      });
+      await rejects(verify(w.prove(`${c.message} `), a.brandId), 'bad_signature');
     });
-    const forged = { ...w.prove(c.message), signature: other.signBytes(c.message).toString('base64') };
-    await rejects(verify(forged, a.brandId), 'bad_signature');
-  });
 
-  it('answers bad_signature when the body address differs from the message address', async () => {
-    const w = createTestWallet();
-    const other = createTestWallet();
-    const c = await createWalletChallenge(t.ctx, {
-      address: w.address,
-      brand: brandOf(a),
-      purpose: 'signin',
+    it('answers bad_signature for a signature made by another key', async () => {
+      const w = createTestWallet();
+      const other = createTestWallet();
+      const c = await createWalletChallenge(t.ctx, {
+        address: w.address,
+        brand: brandOf(a),
+        purpose: 'signin',
+      });
+      const forged = { ...w.prove(c.message), signature: other.signBytes(c.message).toString('base64') };
+      await rejects(verify(forged, a.brandId), 'bad_signature');
     });
-    await rejects(verify({ ...w.prove(c.message), address: other.address }, a.brandId), 'bad_signature');
-  });
 
-  it('answers wrong_brand (400) for a challenge of another brand, before consuming it', async () => {
-    const w = createTestWallet();
-    const c = await createWalletChallenge(t.ctx, {
-      address: w.address,
-      brand: brandOf(b),
-      purpose: 'signin',
+    it('answers bad_signature when the body address differs from the message address', async () => {
+      const w = createTestWallet();
+      const other = createTestWallet();
+      const c = await createWalletChallenge(t.ctx, {
+        address: w.address,
+        brand: brandOf(a),
+        purpose: 'signin',
+      });
+      await rejects(verify({ ...w.prove(c.message), address: other.address }, a.brandId), 'bad_signature');
     });
-    const proof = w.prove(c.message);
-    await rejects(verify(proof, a.brandId), 'wrong_brand');
-    assert.equal((await verify(proof, b.brandId)).address, w.address);
-  });
 
-  it('answers bad_signature for a link challenge presented as sign-in', async () => {
-    const w = createTestWallet();
-    const c = await createWalletChallenge(t.ctx, { address: w.address, brand: brandOf(a), purpose: 'link' });
-    await rejects(verify(w.prove(c.message), a.brandId, 'signin'), 'bad_signature');
-  });
-
-  it('answers stale_challenge after 5 minutes (clock +301 s)', async () => {
-    const w = createTestWallet();
-    const c = await createWalletChallenge(t.ctx, {
-      address: w.address,
-      brand: brandOf(a),
-      purpose: 'signin',
+    it('answers bad_signature when another wallet signs the message as its own', async () => {
+      const w = createTestWallet();
+      const other = createTestWallet();
+      const c = await createWalletChallenge(t.ctx, {
+        address: w.address,
+        brand: brandOf(a),
+        purpose: 'signin',
+      });
+      // A valid signature, for the other wallet's address: not the address the challenge was issued to.
+      await rejects(verify(other.prove(c.message), a.brandId), 'bad_signature');
     });
-    t.clock.advance(301);
-    await rejects(verify(w.prove(c.message), a.brandId), 'stale_challenge');
-  });
 
-  it('still accepts a challenge at 299 s', async () => {
-    const w = createTestWallet();
-    const c = await createWalletChallenge(t.ctx, {
-      address: w.address,
-      brand: brandOf(a),
-      purpose: 'signin',
+    it('answers wrong_brand (400) for a challenge of another brand, before consuming it', async () => {
+      const w = createTestWallet();
+      const c = await createWalletChallenge(t.ctx, {
+        address: w.address,
+        brand: brandOf(b),
+        purpose: 'signin',
+      });
+      const proof = w.prove(c.message);
+      await rejects(verify(proof, a.brandId), 'wrong_brand');
+      assert.equal((await verify(proof, b.brandId)).address, w.address);
     });
-    t.clock.advance(299);
-    assert.equal((await verify(w.prove(c.message), a.brandId)).address, w.address);
-  });
 
-  it('refuses malformed base64 or a short signature with validation_failed', async () => {
-    const w = createTestWallet();
-    const c = await createWalletChallenge(t.ctx, {
-      address: w.address,
-      brand: brandOf(a),
-      purpose: 'signin',
+    it('answers bad_signature for a link challenge presented as sign-in', async () => {
+      const w = createTestWallet();
+      const c = await createWalletChallenge(t.ctx, {
+        address: w.address,
+        brand: brandOf(a),
+        purpose: 'link',
+      });
+      await rejects(verify(w.prove(c.message), a.brandId, 'signin'), 'bad_signature');
     });
-    const proof = w.prove(c.message);
-    await rejects(verify({ ...proof, signature: 'not base64!' }, a.brandId), 'validation_failed');
-    await rejects(
-      verify({ ...proof, signature: Buffer.alloc(10).toString('base64') }, a.brandId),
-      'validation_failed',
-    );
-    await rejects(verify({ ...proof, address: 'bad' }, a.brandId), 'validation_failed');
-  });
 
-  it('lets exactly one of several concurrent redemptions of one challenge succeed', async () => {
-    const w = createTestWallet();
-    const c = await createWalletChallenge(t.ctx, {
-      address: w.address,
-      brand: brandOf(a),
-      purpose: 'signin',
+    it('answers stale_challenge after 5 minutes (clock +301 s)', async () => {
+      const w = createTestWallet();
+      const c = await createWalletChallenge(t.ctx, {
+        address: w.address,
+        brand: brandOf(a),
+        purpose: 'signin',
+      });
+      t.clock.advance(301);
+      await rejects(verify(w.prove(c.message), a.brandId), 'stale_challenge');
     });
-    const proof = w.prove(c.message);
-    const results = await Promise.allSettled([1, 2, 3, 4].map(() => verify(proof, a.brandId)));
-    const ok = results.filter((r) => r.status === 'fulfilled');
-    const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-    assert.equal(ok.length, 1);
-    assert.equal(failed.length, 3);
-    for (const f of failed) assert.equal((f.reason as ApiError).code, 'replayed_nonce');
+
+    it('still accepts a challenge at 299 s', async () => {
+      const w = createTestWallet();
+      const c = await createWalletChallenge(t.ctx, {
+        address: w.address,
+        brand: brandOf(a),
+        purpose: 'signin',
+      });
+      t.clock.advance(299);
+      assert.equal((await verify(w.prove(c.message), a.brandId)).address, w.address);
+    });
+
+    it('refuses malformed base64 or a short signature with validation_failed', async () => {
+      const w = createTestWallet();
+      const c = await createWalletChallenge(t.ctx, {
+        address: w.address,
+        brand: brandOf(a),
+        purpose: 'signin',
+      });
+      const proof = w.prove(c.message);
+      await rejects(verify({ ...proof, signature: 'not base64!' }, a.brandId), 'validation_failed');
+      await rejects(
+        verify({ ...proof, signature: Buffer.alloc(10).toString('base64') }, a.brandId),
+        'validation_failed',
+      );
+      await rejects(verify({ ...proof, address: 'bad' }, a.brandId), 'validation_failed');
+    });
+
+    it('lets exactly one of several concurrent redemptions of one challenge succeed', async () => {
+      const w = createTestWallet();
+      const c = await createWalletChallenge(t.ctx, {
+        address: w.address,
+        brand: brandOf(a),
+        purpose: 'signin',
+      });
+      const proof = w.prove(c.message);
+      const results = await Promise.allSettled([1, 2, 3, 4].map(() => verify(proof, a.brandId)));
+      const ok = results.filter((r) => r.status === 'fulfilled');
+      const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      assert.equal(ok.length, 1);
+      assert.equal(failed.length, 3);
+      for (const f of failed) assert.equal((f.reason as ApiError).code, 'replayed_nonce');
+    });
   });
-});

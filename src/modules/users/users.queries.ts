@@ -1,4 +1,4 @@
-import { type Insertable, type Selectable, type Updateable, sql } from 'kysely';
+import { type Insertable, type RawBuilder, type Selectable, type Updateable, sql } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import type {
   ActivityTable,
@@ -166,19 +166,32 @@ export async function touchUser(db: Executor, userId: string, now: Date): Promis
 }
 
 /**
+ * Common table expressions for a sign-in with the wallet whose address the CTE `source` holds (in
+ * `address`): the wallet marked used and its live holder seen; `owner` yields the holder's id, no
+ * row when no live account holds the wallet (nothing is written then).
+ */
+export function walletOwnerCtes(source: string, now: Date): RawBuilder<unknown> {
+  return sql`
+    pk as (
+      update user_public_keys set last_used_at = ${now}::timestamptz
+      from users
+      where users.id = user_public_keys.user_id and users.deleted_at is null
+        and user_public_keys.blockchain = 'solana'
+        and user_public_keys.address = (select address from ${sql.table(source)})
+      returning user_public_keys.user_id),
+    owner as (
+      update users set last_seen = ${now}::timestamptz from pk where users.id = pk.user_id
+      returning users.id)`;
+}
+
+/**
  * A sign-in with a wallet a live account holds, in one statement: the wallet marked used and its
  * user seen. The user's id, or null when no live account holds the wallet (nothing is written).
  */
 export async function touchWalletOwner(db: Executor, address: string, now: Date): Promise<string | null> {
   const { rows } = await sql<{ id: string }>`
-    with pk as (
-      update user_public_keys set last_used_at = ${now}::timestamptz
-      from users
-      where users.id = user_public_keys.user_id and users.deleted_at is null
-        and user_public_keys.blockchain = 'solana' and user_public_keys.address = ${address}
-      returning user_public_keys.user_id)
-    update users set last_seen = ${now}::timestamptz from pk where users.id = pk.user_id
-    returning users.id`.execute(db);
+    with given as (select ${address}::text as address), ${walletOwnerCtes('given', now)}
+    select id from owner`.execute(db);
   return rows[0]?.id ?? null;
 }
 
@@ -527,8 +540,24 @@ export function walletsOfUsers(db: Executor, userIds: string[]) {
     .execute();
 }
 
-export async function insertActivity(db: Executor, row: Insertable<ActivityTable>): Promise<void> {
-  await db.insertInto('activity').values(row).execute();
+/**
+ * A CTE body: the history row inserted for the user the CTE `source` yields (`user_id`); nothing
+ * when it yields no row (a statement that finds the user as it signs in).
+ */
+export function activityInsertFor(
+  source: string,
+  a: Omit<Insertable<ActivityTable>, 'user_id'>,
+): RawBuilder<unknown> {
+  return sql`
+    insert into activity (id, user_id, type, provider, ip, user_agent, created_at)
+    select ${a.id}, user_id, ${a.type}, ${a.provider ?? null}::text, ${a.ip ?? null}::text,
+      ${a.user_agent ?? null}::text, ${a.created_at}::timestamptz
+    from ${sql.table(source)}`;
+}
+
+/** The insert of one sign-in history row (run alone, or composed into the sign-in's statement). */
+export function activityInsert(db: Executor, row: Insertable<ActivityTable>) {
+  return db.insertInto('activity').values(row);
 }
 
 // ---------------------------------------------------------------- the account's wallets (wallets.service.ts)

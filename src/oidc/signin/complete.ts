@@ -1,6 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { newAuthorizationCode } from '../codes.js';
+import { sha256 } from '../../lib/hash.js';
+import { WALLET_PROVIDER } from '../../providers/types.js';
+import { decodeWalletProof, walletSigned } from '../../solana/siws.js';
+import { newUserlessCode, type UserlessCodeRow } from '../codes.js';
 import { InteractionGone } from './errors.js';
 import { finish, type LoadedInteraction, needsConsent, withQuery } from './interactions.js';
 import { unmetRequirementRedirect } from './requirement.js';
@@ -8,11 +11,13 @@ import { endSessions } from './logout.js';
 import {
   createSession,
   destroyRequestSession,
+  hasSessionCookie,
+  newSession,
   renewSession,
   requestSession,
   setSessionCookie,
 } from './sessions.js';
-import type { SigninStores } from './stores.js';
+import type { AccountActivity, SigninStores } from './stores.js';
 
 export interface RequestMeta {
   ip?: string;
@@ -39,7 +44,7 @@ export interface SignedIn {
  * an authorize interaction of a first-party app (no consent step) without a required gate policy
  * (nothing to evaluate), whose id_token_hint (if any) names this user.
  */
-function finishesAtSignIn(loaded: LoadedInteraction, userId: string): boolean {
+function finishesAtSignIn(loaded: LoadedInteraction, userId: string | undefined): boolean {
   const { row, params, client } = loaded;
   return (
     row.kind === 'authorize' &&
@@ -57,13 +62,29 @@ async function finishInSignIn(
   tx: SigninStores,
   ctx: AppContext,
   loaded: LoadedInteraction,
-  fields: { userId: string; sessionId: string; authTime: Date },
+  fields: SignedInFields,
 ): Promise<string> {
-  const { row, params, client } = loaded;
-  if (!(await tx.interactions.completeSignedIn(row.id, fields, ctx.clock.now()))) throw new InteractionGone();
-  const { code, row: codeRow } = newAuthorizationCode(ctx, {
+  if (!(await tx.interactions.completeSignedIn(loaded.row.id, fields, ctx.clock.now())))
+    throw new InteractionGone();
+  const { row, redirectTo } = signedInCode(ctx, loaded, fields);
+  await tx.codes.insert({ ...row, user_id: fields.userId });
+  return redirectTo;
+}
+
+type SignedInFields = { userId: string; sessionId: string; authTime: Date };
+
+/**
+ * The code the completed interaction redirects with, and the row that keeps its hash (its user is
+ * the caller's to add, or the statement's that finds the user).
+ */
+function signedInCode(
+  ctx: AppContext,
+  loaded: LoadedInteraction,
+  fields: { sessionId: string; authTime: Date },
+): { row: UserlessCodeRow; redirectTo: string } {
+  const { params, client } = loaded;
+  const { code, row } = newUserlessCode(ctx, {
     client,
-    userId: fields.userId,
     redirectUri: params.redirectUri,
     scopes: params.scopes,
     nonce: params.nonce,
@@ -71,8 +92,94 @@ async function finishInSignIn(
     authTime: Math.floor(fields.authTime.getTime() / 1000),
     sessionId: fields.sessionId,
   });
-  await tx.codes.insert(codeRow);
-  return withQuery(params.redirectUri, { code, state: params.state, iss: ctx.config.issuer });
+  return {
+    row,
+    redirectTo: withQuery(params.redirectUri, { code, state: params.state, iss: ctx.config.issuer }),
+  };
+}
+
+/** The session and code of a sign-in that needs no further step, before its user is known. */
+function finishedSignIn(ctx: AppContext, loaded: LoadedInteraction, browser: RequestMeta) {
+  const authTime = new Date(ctx.clock.nowSec() * 1000);
+  const session = newSession(ctx.clock, { brandId: loaded.client.brandId, authTime, ...browser });
+  const { row: code, redirectTo } = signedInCode(ctx, loaded, { sessionId: session.id, authTime });
+  return { authTime, session, code, redirectTo };
+}
+
+/**
+ * A fresh session for a sign-in that needs no further step: the session, the completed interaction,
+ * the code and the history's row written by one statement (`finishSignIn`). An interaction that
+ * ended meanwhile undoes the whole sign-in, as in finishInSignIn.
+ */
+async function openFinishedSession(
+  tx: SigninStores,
+  ctx: AppContext,
+  loaded: LoadedInteraction,
+  input: { userId: string; activity: AccountActivity; browser: RequestMeta },
+): Promise<{ session: { id: string; token: string }; redirectTo: string; authTime: Date }> {
+  const { userId } = input;
+  const { authTime, session, code, redirectTo } = finishedSignIn(ctx, loaded, input.browser);
+  const finished = await tx.finishSignIn({
+    session: { ...session.row, userId },
+    interactionId: loaded.row.id,
+    code: { ...code, user_id: userId },
+    activity: input.activity,
+    now: ctx.clock.now(),
+  });
+  if (!finished) throw new InteractionGone();
+  return { session: { id: session.id, token: session.token }, redirectTo, authTime };
+}
+
+/**
+ * A returning wallet's whole sign-in in one statement, no transaction (`signInWithWallet`): when the
+ * proof is good, the challenge consumed only while the interaction is live, and when a live account
+ * holds the wallet, in the same statement its wallet and user marked, the interaction completed with
+ * it, the session opened, the code stored and `sign_in` recorded. Only for a sign-in that needs no
+ * further step and replaces no session of this browser (`finishesAlone`). Null when nothing was
+ * consumed (the caller takes the step-by-step path); the address when the challenge was consumed
+ * but no live account holds the wallet (a new one: the caller makes the account, in a transaction).
+ */
+export async function signInWithWalletAtOnce(
+  ctx: AppContext,
+  req: FastifyRequest,
+  loaded: LoadedInteraction,
+  proof: { address: string; signature: string; signedMessage: string },
+): Promise<SignedIn | { address: string; owner: null } | null> {
+  const decoded = decodedProof(proof);
+  if (!decoded || !walletSigned(proof.address, decoded.signed, decoded.signature)) return null;
+  const { signed } = decoded;
+  const browser = requestMeta(req);
+  const { authTime, session, code, redirectTo } = finishedSignIn(ctx, loaded, browser);
+  const result = await ctx.stores.signin.signInWithWallet({
+    messageHash: sha256(signed),
+    brandId: loaded.client.brandId,
+    address: proof.address,
+    interactionId: loaded.row.id,
+    session: session.row,
+    code,
+    activity: { type: 'sign_in', provider: WALLET_PROVIDER, ...browser },
+    now: ctx.clock.now(),
+  });
+  if (!result) return null;
+  if (!result.ownerId) return { address: proof.address, owner: null };
+  // The interaction ended after the challenge was consumed: the flow is abandoned.
+  if (!result.finished) throw new InteractionGone();
+  const signedIn = { id: session.id, token: session.token };
+  return { userId: result.ownerId, session: signedIn, authTime, replaced: null, redirectTo };
+}
+
+/** The proof's bytes, or null when malformed (the step-by-step path names that error and counts it). */
+function decodedProof(proof: { address: string; signature: string; signedMessage: string }) {
+  try {
+    return decodeWalletProof(proof);
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a sign-in can be written by one statement: it needs no further step, replaces no session. */
+export function finishesAlone(req: FastifyRequest, loaded: LoadedInteraction): boolean {
+  return finishesAtSignIn(loaded, undefined) && !hasSessionCookie(req, loaded.client.brandId);
 }
 
 /**
@@ -91,23 +198,25 @@ export async function openSession(
   const brandId = loaded.client.brandId;
   if (!input.seen) await tx.accounts.touch(userId);
   const authTime = new Date(ctx.clock.nowSec() * 1000);
-  const meta = { authTime, ...requestMeta(req) };
+  const browser = requestMeta(req);
+  const meta = { authTime, ...browser };
+  const activity: AccountActivity = { userId, type: 'sign_in', provider: input.provider, ...browser };
   const previous = await requestSession(tx, ctx.clock, req, brandId);
   if (!previous) await destroyRequestSession(tx, req, brandId); // an expired one's row
+  const replaced = previous && previous.userId !== userId ? previous.id : null;
   const renewed = previous?.userId === userId ? await renewSession(tx, ctx.clock, previous.id, meta) : null;
+  if (!renewed && finishesAtSignIn(loaded, userId)) {
+    const finished = await openFinishedSession(tx, ctx, loaded, { userId, activity, browser });
+    return { userId, replaced, ...finished };
+  }
   const session = renewed ?? (await createSession(tx, ctx.clock, { userId, brandId, ...meta }));
   const fields = { userId, sessionId: session.id, authTime };
   const redirectTo = finishesAtSignIn(loaded, userId)
     ? await finishInSignIn(tx, ctx, loaded, fields)
     : undefined;
-  if (!redirectTo) await tx.interactions.attachUser(loaded.row.id, fields);
-  await tx.accounts.recordActivity({
-    userId,
-    type: 'sign_in',
-    provider: input.provider,
-    ...requestMeta(req),
-  });
-  const replaced = previous && previous.userId !== userId ? previous.id : null;
+  if (!redirectTo && !(await tx.interactions.attachUser(loaded.row.id, fields, ctx.clock.now())))
+    throw new InteractionGone();
+  await tx.accounts.recordActivity(activity);
   return { userId, session, authTime, replaced, redirectTo };
 }
 

@@ -3,18 +3,25 @@ import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { InteractionGone } from './errors.js';
+import { BoundedCache } from '../../lib/bounded-cache.js';
 import { newId, randomAlphanumeric } from '../../lib/ids.js';
 import { WALLET_PROVIDER } from '../../providers/types.js';
 import { type Client, loadClient } from '../clients.js';
 import { issueAuthorizationCode } from '../codes.js';
 import { consentGrantOf, grantConsent, grantCovers } from '../consent.js';
 import { STANDARD_SCOPES } from '../discovery.js';
-import { continueSignedIn, openSession, requestMeta } from './complete.js';
+import {
+  continueSignedIn,
+  finishesAlone,
+  openSession,
+  requestMeta,
+  signInWithWalletAtOnce,
+} from './complete.js';
 import { flowBrowserMatches } from './flow-state.js';
 import { unmetRequirementRedirect } from './requirement.js';
 import { findSession } from './sessions.js';
-import type { SigninStores } from './stores.js';
-import { issueWalletChallenge, redeemWalletProof } from './wallet-challenges.js';
+import type { NewInteraction, SigninStores } from './stores.js';
+import { issueWalletChallenge, redeemSignInProof } from './wallet-challenges.js';
 import type { InteractionParams, InteractionRow } from '../../db/schema.js';
 
 /** What the consent screen says for the OIDC standard scopes (brand scopes carry their own). */
@@ -65,7 +72,7 @@ export async function createInteraction(
 ): Promise<string> {
   const now = ctx.clock.now();
   const id = randomAlphanumeric(INTERACTION_ID_LENGTH);
-  await ctx.stores.signin.interactions.insert({
+  const row: NewInteraction = {
     id,
     kind: input.kind,
     app_id: input.client.appId,
@@ -80,7 +87,9 @@ export async function createInteraction(
     expires_at: new Date(now.getTime() + defaults.interactionTtl * 1000),
     completed_at: null,
     binding_hash: input.bindingHash ?? null,
-  });
+  };
+  await ctx.stores.signin.interactions.insert(row);
+  rememberStarted(ctx, { ...row, params: row.params as unknown as InteractionRow['params'] });
   return id;
 }
 
@@ -94,9 +103,48 @@ export interface LoadedInteraction {
 export async function loadInteraction(ctx: AppContext, id: string): Promise<LoadedInteraction> {
   const row = await ctx.stores.signin.interactions.findLive(id, ctx.clock.now());
   if (!row) throw interactionGone();
+  rememberStarted(ctx, row);
+  return withClient(ctx, row);
+}
+
+async function withClient(ctx: AppContext, row: InteractionRow): Promise<LoadedInteraction> {
   const client = await loadClient(ctx, row.client_id);
   if (!client || client.appId !== row.app_id) throw interactionGone();
   return { row, params: row.params as unknown as InteractionParams, client };
+}
+
+/**
+ * What an interaction started with never changes (kind, app, client, brand, parameters, return path,
+ * browser binding, expiry), so each instance keeps it from /authorize or from its first read here,
+ * until it expires: the wallet steps read nothing. Whether it is still live (not completed) is never
+ * taken from memory: the challenge's insert and the sign-in's writes check it in their statements.
+ * Per context: tests run several apps in one process.
+ */
+const startedInteractions = new WeakMap<AppContext, BoundedCache<InteractionRow>>();
+
+function startedCache(ctx: AppContext): BoundedCache<InteractionRow> {
+  let cache = startedInteractions.get(ctx);
+  if (!cache) {
+    cache = new BoundedCache(defaults.startedInteractionCacheMaxEntries);
+    startedInteractions.set(ctx, cache);
+  }
+  return cache;
+}
+
+function rememberStarted(ctx: AppContext, row: InteractionRow): void {
+  // Only the immutable part: who signed in, and when it completed, are the database's to say.
+  const started = { ...row, user_id: null, session_id: null, auth_time: null, completed_at: null };
+  startedCache(ctx).set(row.id, started, row.expires_at.getTime());
+}
+
+/**
+ * The interaction as it started, for the wallet steps, with its (still enabled) client: from this
+ * instance's memory, else read (404 unless live). Not proof that it is live now, nor of who signed in
+ * on it: the step that uses it checks liveness in its own write (InteractionGone when it fails).
+ */
+export async function loadStartedInteraction(ctx: AppContext, id: string): Promise<LoadedInteraction> {
+  const row = startedCache(ctx).get(id, ctx.clock.nowMs());
+  return row ? withClient(ctx, row) : loadInteraction(ctx, id);
 }
 
 /**
@@ -174,6 +222,7 @@ export async function walletChallenge(
     address,
     brand: { id: client.brandId, slug: client.brandSlug, name: client.brandName },
     purpose: 'signin',
+    interactionId: loaded.row.id,
   });
   return { message: c.message, expiresAt: c.expiresAt.toISOString() };
 }
@@ -185,12 +234,15 @@ export function withQuery(uri: string, params: Record<string, string | undefined
   return u.toString();
 }
 
-/** The account a verified wallet signs in to: its holder, a restored account, or a new user. */
-async function userForWallet(tx: SigninStores, ctx: AppContext, address: string) {
+/**
+ * The account a verified wallet signs in to: its holder, a restored account, or a new user. `owner`
+ * when the redemption looked for the holder already (and marked it seen): null for none.
+ */
+async function userForWallet(tx: SigninStores, ctx: AppContext, address: string, owner?: string | null) {
   const now = ctx.clock.now();
   // `seen`: the user's last_seen is now already (a returning holder is marked in the same statement).
-  const owner = await tx.accounts.touchWalletOwner(address, now);
-  if (owner) return { userId: owner, created: false, seen: true };
+  const holder = owner === undefined ? await tx.accounts.touchWalletOwner(address, now) : owner;
+  if (holder) return { userId: holder, created: false, seen: true };
   const restored = await tx.accounts.restoreIfInGrace({ kind: 'wallet', address });
   const userId = restored ?? (await tx.accounts.create({})).id;
   if (await tx.accounts.insertPrimaryWallet({ id: newId('pk_'), userId, address, now })) {
@@ -215,16 +267,23 @@ export async function verifyWallet(
   body: { address: string; signature: string; signedMessage: string },
 ): Promise<{ step: 'consent' | 'done'; redirectTo?: string }> {
   const brandId = loaded.client.brandId;
+  // A returning wallet whose sign-in needs no further step: one statement, no transaction.
+  const atOnce = finishesAlone(req, loaded) ? await signInWithWalletAtOnce(ctx, req, loaded, body) : null;
+  if (atOnce && 'session' in atOnce) {
+    ctx.metrics.signIn('wallet', 'succeeded');
+    return continueSignedIn(ctx, reply, loaded, atOnce);
+  }
   const outcome = await ctx.stores.signin.atomic(async (tx) => {
-    let address: string;
+    // A new wallet whose challenge that statement consumed already, or the step-by-step redemption.
+    let redeemed: { address: string; owner?: string | null };
     try {
-      ({ address } = await redeemWalletProof(tx, ctx.clock, { ...body, brandId, purpose: 'signin' }));
+      redeemed = atOnce ?? (await redeemSignInProof(tx, ctx.clock, { ...body, brandId, purpose: 'signin' }));
     } catch (err) {
       // Commit the consumption (when it happened) and report the failure after the transaction.
       if (err instanceof ApiError && err.status === 400) return { error: err };
       throw err;
     }
-    const { userId, seen } = await userForWallet(tx, ctx, address);
+    const { userId, seen } = await userForWallet(tx, ctx, redeemed.address, redeemed.owner);
     return openSession(tx, ctx, req, loaded, { userId, provider: WALLET_PROVIDER, seen });
   });
   ctx.metrics.signIn('wallet', 'error' in outcome ? 'failed' : 'succeeded');

@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import type { Clock } from '../../lib/clock.js';
 import { sha256 } from '../../lib/hash.js';
 import { newId, newSecret } from '../../lib/ids.js';
-import type { SigninStores, StoredSession } from './stores.js';
+import type { SigninStores, StoredSession, UserlessSession } from './stores.js';
 
 /**
  * Browser sessions, one per brand: a session of brand A never signs anyone in to brand B. The
@@ -40,19 +40,39 @@ export async function findSession(
   return { ...row, authTime: Math.floor(row.authTime.getTime() / 1000), token };
 }
 
+interface SessionInput {
+  userId: string;
+  brandId: string;
+  authTime: Date;
+  userAgent?: string;
+  ip?: string;
+}
+
 /** Starts a session; returns its id and the cookie value (shown to nobody but the browser). */
 export async function createSession(
   stores: SigninStores,
   clock: Clock,
-  input: { userId: string; brandId: string; authTime: Date; userAgent?: string; ip?: string },
+  input: SessionInput,
 ): Promise<{ id: string; token: string }> {
+  const { id, token, row } = newSession(clock, input);
+  await stores.sessions.insert({ ...row, userId: input.userId });
+  return { id, token };
+}
+
+/**
+ * A new session's id, cookie value and row, for the caller to insert with its user (createSession,
+ * finishSignIn) or to have the statement that finds the user insert (signInWithWallet).
+ */
+export function newSession(
+  clock: Clock,
+  input: Omit<SessionInput, 'userId'>,
+): { id: string; token: string; row: UserlessSession } {
   const token = newSecret();
   const now = clock.now();
   const id = newId('ses_');
-  await stores.sessions.insert({
+  const row: UserlessSession = {
     id,
     tokenHash: sha256(token),
-    userId: input.userId,
     brandId: input.brandId,
     authTime: input.authTime,
     createdAt: now,
@@ -60,8 +80,13 @@ export async function createSession(
     // Shown to the user in their session list; bounded so a header cannot bloat the row.
     userAgent: input.userAgent?.slice(0, 300) ?? null,
     ip: input.ip ?? null,
-  });
-  return { id, token };
+  };
+  return { id, token, row };
+}
+
+/** Whether the request brings a session cookie of the brand (live or not: it would be replaced). */
+export function hasSessionCookie(req: FastifyRequest, brandId: string): boolean {
+  return req.cookies?.[sessionCookieName(brandId)] !== undefined;
 }
 
 /** The live session of `brandId` that the request's cookie names, read on the caller's stores. */

@@ -10,6 +10,7 @@ import { setFlowCookie } from './flow-state.js';
 import {
   decideConsent,
   loadInteraction,
+  loadStartedInteraction,
   requireStartingBrowser,
   verifyWallet,
   viewInteraction,
@@ -210,7 +211,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req, reply) => {
-      const loaded = await loadInteraction(ctx, req.params.id);
+      const loaded = await loadStartedInteraction(ctx, req.params.id);
       requireStartingBrowser(req, loaded);
       return reply
         .header('cache-control', 'no-store')
@@ -243,7 +244,7 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req, reply) => {
-      const loaded = await loadInteraction(ctx, req.params.id);
+      const loaded = await loadStartedInteraction(ctx, req.params.id);
       requireStartingBrowser(req, loaded);
       const result = await verifyWallet(ctx, req, reply, loaded, req.body);
       return reply.header('cache-control', 'no-store').send(result);

@@ -28,6 +28,38 @@ export interface SigninStores {
   connections: ConnectionLookups;
   /** Codes issued in the sign-in's own transaction (the flow needs no consent: one commit). */
   codes: { insert(row: AuthorizationCodeRow): Promise<void> };
+  /**
+   * The last writes of a sign-in that needs no further step, in one statement: the session opened,
+   * the interaction completed with its user and session (`InteractionStore.completeSignedIn`), the
+   * code stored and `sign_in` recorded. Runs only in a transaction: false when the interaction was no
+   * longer live, and the caller must roll back (the statement's other writes happened too).
+   */
+  finishSignIn(input: {
+    session: NewSession;
+    interactionId: string;
+    code: AuthorizationCodeRow;
+    activity: AccountActivity;
+    now: Date;
+  }): Promise<boolean>;
+  /**
+   * A returning wallet's sign-in in one statement, outside any transaction: the challenge consumed
+   * as `WalletChallengeStore.consumeForSignIn` does, only while the interaction is live; when a live
+   * account holds the wallet, in the same statement the interaction completed with its user and the
+   * session, the session opened, the code stored and `sign_in` recorded for that user. Null when
+   * nothing was consumed. `finished` false with an `ownerId`: the interaction ended between the
+   * consumption's check and its completion (nothing but the challenge and the wallet's marks were
+   * written); with none: no live account holds the wallet (only the challenge was consumed).
+   */
+  signInWithWallet(input: {
+    messageHash: string;
+    brandId: string;
+    address: string;
+    interactionId: string;
+    session: UserlessSession;
+    code: Omit<AuthorizationCodeRow, 'user_id'>;
+    activity: Omit<AccountActivity, 'userId'>;
+    now: Date;
+  }): Promise<{ ownerId: string | null; finished: boolean } | null>;
   /** Runs `fn` in one transaction (or in the caller's, when these stores are bound to one). */
   atomic<T>(fn: (tx: SigninStores) => Promise<T>): Promise<T>;
   /** The same stores on a transaction the caller opened. */
@@ -42,7 +74,12 @@ export interface InteractionStore {
   findLive(id: string, now: Date): Promise<InteractionRow | null>;
   /** Completes once: the caller that gets `true` issues the code. */
   complete(id: string, now: Date): Promise<boolean>;
-  attachUser(id: string, fields: { userId: string; sessionId: string; authTime: Date }): Promise<void>;
+  /** Puts the signed-in user on the live interaction; false when it is no longer live. */
+  attachUser(
+    id: string,
+    fields: { userId: string; sessionId: string; authTime: Date },
+    now: Date,
+  ): Promise<boolean>;
   /**
    * Puts the signed-in user on the live interaction and completes it, in one update: the caller that
    * gets `true` issues the code (the sign-in needs no further step).
@@ -79,16 +116,19 @@ export interface EndedSession extends StoredSession {
   clientIds: string[];
 }
 
+export type NewSession = StoredSession & {
+  tokenHash: string;
+  createdAt: Date;
+  expiresAt: Date;
+  userAgent: string | null;
+  ip: string | null;
+};
+
+/** A new session before its user is known (the statement that finds the user inserts it). */
+export type UserlessSession = Omit<NewSession, 'userId'>;
+
 export interface SessionStore {
-  insert(
-    row: StoredSession & {
-      tokenHash: string;
-      createdAt: Date;
-      expiresAt: Date;
-      userAgent: string | null;
-      ip: string | null;
-    },
-  ): Promise<void>;
+  insert(row: NewSession): Promise<void>;
   /** A live session of the brand by its cookie's hash, whose user is not deleted. */
   findLive(tokenHash: string, brandId: string, now: Date): Promise<StoredSession | null>;
   /** A live session by id (whatever the brand). */
@@ -119,6 +159,8 @@ export type WalletChallengeRow = Selectable<WalletChallengesTable>;
 
 export interface WalletChallengeStore {
   insert(row: WalletChallengeRow): Promise<void>;
+  /** `insert`, only while the interaction is live (not expired, not completed); false otherwise. */
+  insertDuring(row: WalletChallengeRow, interactionId: string, now: Date): Promise<boolean>;
   findByMessageHash(messageHash: string): Promise<WalletChallengeRow | null>;
   /** One atomic update: false when it was consumed already. */
   consume(id: string, now: Date): Promise<boolean>;
@@ -130,6 +172,16 @@ export interface WalletChallengeStore {
     messageHash: string,
     expected: { purpose: string; brandId: string; now: Date },
   ): Promise<WalletChallengeRow | null>;
+  /**
+   * `consumeLive` of a challenge issued for `address` (whose signature the caller has checked), and in
+   * the same statement the wallet marked used and its live holder seen (`ownerId`; null when no live
+   * account holds the wallet, and nothing but the challenge was written). Null when nothing was
+   * consumed.
+   */
+  consumeForSignIn(
+    messageHash: string,
+    expected: { purpose: string; brandId: string; address: string; now: Date },
+  ): Promise<{ challenge: WalletChallengeRow; ownerId: string | null } | null>;
   /** A deleted account's challenges (a link challenge names its user). */
   deleteOfUser(userId: string): Promise<void>;
   deleteExpired(now: Date): Promise<number>;

@@ -14,8 +14,10 @@ import {
   replayedNonce,
   staleChallenge,
   type WalletPurpose,
+  walletSigned,
   wrongBrand,
 } from '../../solana/siws.js';
+import { InteractionGone } from './errors.js';
 import type { SigninStores, WalletChallengeRow } from './stores.js';
 
 /** Random alphanumerics in a challenge's nonce (the format asks for at least 16). */
@@ -37,14 +39,21 @@ export async function issueWalletChallenge(
   stores: SigninStores,
   clock: Clock,
   baseUrl: string,
-  input: { address: string; brand: ChallengeBrand; purpose: WalletPurpose; userId?: string },
+  input: {
+    address: string;
+    brand: ChallengeBrand;
+    purpose: WalletPurpose;
+    userId?: string;
+    /** The sign-in interaction it is issued in: none is issued once that is not live (404). */
+    interactionId?: string;
+  },
 ): Promise<{ message: string; expiresAt: Date; nonce: string }> {
   assertSolanaAddress(input.address);
   const issuedAt = clock.now();
   const expiresAt = new Date(issuedAt.getTime() + defaults.walletChallengeTtl * 1000);
   const nonce = randomAlphanumeric(NONCE_LENGTH);
   const message = buildSiwsMessage({ baseUrl, ...input, nonce, issuedAt, expiresAt });
-  await stores.walletChallenges.insert({
+  const row: WalletChallengeRow = {
     id: newId('wch_'),
     message_hash: sha256(Buffer.from(message, 'utf8')),
     nonce_hash: sha256(nonce),
@@ -55,7 +64,10 @@ export async function issueWalletChallenge(
     created_at: issuedAt,
     expires_at: expiresAt,
     consumed_at: null,
-  });
+  };
+  if (input.interactionId === undefined) await stores.walletChallenges.insert(row);
+  else if (!(await stores.walletChallenges.insertDuring(row, input.interactionId, issuedAt)))
+    throw new InteractionGone();
   return { message, expiresAt, nonce };
 }
 
@@ -104,6 +116,32 @@ export async function redeemWalletProof(
     (await refuseChallenge(stores, messageHash, expected));
   checkWalletSignature(challenge.address, proof.address, signed, signature);
   return { address: challenge.address, userId: challenge.user_id };
+}
+
+/**
+ * Sign-in's redemption, in one statement when the proof is good: the signature is checked first
+ * against the body's address (nothing is consumed for it), then the challenge consumed only when it
+ * passes every check and was issued for that address, and the same statement marks the wallet used
+ * and its live holder seen (`owner`; null when no live account holds it). Any other proof takes
+ * redeemWalletProof's steps, which name the failure in DESIGN's order and burn the challenge as before.
+ */
+export async function redeemSignInProof(
+  stores: SigninStores,
+  clock: Clock,
+  proof: WalletProof,
+): Promise<{ address: string; owner?: string | null }> {
+  const { signature, signed } = decodeWalletProof(proof);
+  if (walletSigned(proof.address, signed, signature)) {
+    const expected = {
+      purpose: proof.purpose,
+      brandId: proof.brandId,
+      address: proof.address,
+      now: clock.now(),
+    };
+    const redeemed = await stores.walletChallenges.consumeForSignIn(sha256(signed), expected);
+    if (redeemed) return { address: redeemed.challenge.address, owner: redeemed.ownerId };
+  }
+  return redeemWalletProof(stores, clock, proof);
 }
 
 /**
