@@ -78,6 +78,8 @@ export const defaults = {
    * src/oidc/signin/interactions.ts), so the wallet steps read nothing; ~1 KB each.
    */
   startedInteractionCacheMaxEntries: 20_000,
+  /** Most named prepared statements one PostgreSQL connection keeps (src/db/prepared.ts). */
+  preparedStatementsPerConnection: 200,
   /** Browser session lifetime per brand. */
   sessionTtl: 14 * 24 * 3600,
   /**

@@ -37,6 +37,11 @@ export interface Config {
   databaseUrl?: string;
   /** Postgres schema to use (tests create one per run); default `public`. */
   databaseSchema?: string;
+  /**
+   * Named prepared statements on PostgreSQL (DATABASE_PREPARED_STATEMENTS, default on; off behind a
+   * proxy that cannot carry them). src/db/prepared.ts.
+   */
+  databasePreparedStatements: boolean;
   redisUrl?: string;
   /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
   redisPrefix: string;
@@ -294,6 +299,7 @@ export function loadConfig(env: Env = process.env, warn: (msg: string) => void =
     dataDir,
     databaseUrl,
     databaseSchema,
+    databasePreparedStatements: bool(env, 'DATABASE_PREPARED_STATEMENTS', true),
     redisUrl,
     redisPrefix: env.REDIS_PREFIX || 'gatehouse:',
     encryptionKey: readEncryptionKey(env, nodeEnv, dataDir, warn),

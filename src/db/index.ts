@@ -4,7 +4,9 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config/index.js';
+import { defaults } from '../config/defaults.js';
 import { isUniqueViolation } from './errors.js';
+import { prepareStatements } from './prepared.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Database, Db } from './schema.js';
 
@@ -53,7 +55,12 @@ export function connectionSettings(
   return { connectionString: url.toString(), options: `${own} ${searchPath}` };
 }
 
-function pgPool(connectionString: string | undefined, schema: string | undefined, extra: pg.PoolConfig = {}) {
+function pgPool(
+  connectionString: string | undefined,
+  schema: string | undefined,
+  extra: pg.PoolConfig = {},
+  prepared = false,
+) {
   const pool = new pg.Pool({
     ...connectionSettings(connectionString, schema),
     max: 10,
@@ -66,7 +73,10 @@ function pgPool(connectionString: string | undefined, schema: string | undefined
   // the pool's, so without these one restart of PostgreSQL under load ends the process. The query
   // in flight is rejected all the same (503 to its request).
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    if (prepared) prepareStatements(client, defaults.preparedStatementsPerConnection);
+  });
   return pool;
 }
 
@@ -84,7 +94,7 @@ export interface OpenOptions {
 
 export async function openDatabase(config: Config, opts: OpenOptions = {}): Promise<DatabaseHandle> {
   if (config.databaseUrl) {
-    const pool = pgPool(config.databaseUrl, config.databaseSchema);
+    const pool = pgPool(config.databaseUrl, config.databaseSchema, {}, config.databasePreparedStatements);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     if (config.databaseSchema) {
       // Instances starting together race on `if not exists`; the loser sees a unique violation.

@@ -1,6 +1,9 @@
+import { resultTypeChanged } from './prepared.js';
+
 /**
  * Errors that mean "the database cannot be reached right now" (down, restarting, refusing
- * connections, the network cut), as opposed to a bad query. Requests failing this way answer 503
+ * connections, the network cut; or, once per connection, a prepared statement a migration
+ * invalidated), as opposed to a bad query. Requests failing this way answer 503
  * `service_unavailable`; the pool reconnects by itself once the database is back.
  */
 const NETWORK_CODES = new Set([
@@ -23,6 +26,8 @@ const MESSAGES = [
 
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
+  // A prepared statement a migration invalidated inside a transaction: prepared afresh on next use.
+  if (resultTypeChanged(err)) return true;
   const e = err as { code?: unknown; message?: unknown; errors?: unknown[] };
   if (
     typeof e.code === 'string' &&
