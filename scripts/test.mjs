@@ -22,7 +22,7 @@ const concurrency = process.env.TEST_CONCURRENCY ?? '2';
 // siws's 26 tests and no failure at all. Every file closes what it opens, so each ends by itself. A
 // file that does not (a server left listening) would hold the run open: the whole run is bounded
 // instead, and a run killed at the bound fails, naming the bound.
-const limitMinutes = Number(process.env.TEST_RUN_LIMIT_MINUTES ?? 40);
+const limitMinutes = Number(process.env.TEST_RUN_LIMIT_MINUTES) || 40;
 const r = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
