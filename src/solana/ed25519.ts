@@ -26,14 +26,27 @@ function publicKeyObject(publicKey: Uint8Array): KeyObject {
 }
 
 /**
- * Verifies an Ed25519 signature with node:crypto. `publicKey` is the raw 32-byte key (a decoded
- * Solana address). Any malformed input verifies as false rather than throwing.
+ * Verifies an Ed25519 signature with node:crypto on the libuv pool: a check costs ~100 µs of CPU
+ * here, the event loop's share of it ~4 µs. `publicKey` is the raw 32-byte key (a decoded Solana
+ * address). Any malformed input verifies as false rather than throwing.
  */
-export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
-  if (publicKey.length !== 32 || signature.length !== 64) return false;
+export function verifyEd25519(
+  publicKey: Uint8Array,
+  message: Uint8Array,
+  signature: Uint8Array,
+): Promise<boolean> {
+  if (publicKey.length !== 32 || signature.length !== 64) return Promise.resolve(false);
+  let key: KeyObject;
   try {
-    return verify(null, message, publicKeyObject(publicKey), signature);
+    key = publicKeyObject(publicKey);
   } catch {
-    return false;
+    return Promise.resolve(false);
   }
+  return new Promise((resolve) => {
+    try {
+      verify(null, message, key, signature, (err, ok) => resolve(!err && ok));
+    } catch {
+      resolve(false);
+    }
+  });
 }

@@ -84,18 +84,18 @@ export function buildSiwsMessage(p: {
  * The last checks of a proof, once its challenge was found and redeemed: the body's address is the
  * message's, and the Ed25519 signature over the exact bytes verifies (else bad_signature).
  */
-export function checkWalletSignature(
+export async function checkWalletSignature(
   challengeAddress: string,
   proofAddress: string,
   signed: Buffer,
   signature: Buffer,
-): void {
+): Promise<void> {
   if (!safeEqual(proofAddress, challengeAddress)) throw badSignature();
-  if (!walletSigned(challengeAddress, signed, signature)) throw badSignature();
+  if (!(await walletSigned(challengeAddress, signed, signature))) throw badSignature();
 }
 
 /** Whether `signature` over `signed` verifies for the wallet `address` (a valid Solana address). */
-export function walletSigned(address: string, signed: Buffer, signature: Buffer): boolean {
+export function walletSigned(address: string, signed: Buffer, signature: Buffer): Promise<boolean> {
   return verifyEd25519(decodeAddress(address), signed, signature);
 }
 

@@ -9,28 +9,46 @@ function wallet() {
   return { raw: new Uint8Array(raw), sign: (m: Buffer) => new Uint8Array(sign(null, m, privateKey)) };
 }
 
-describe('verifyEd25519 (the wallet signature check, with its key objects kept per wallet)', () => {
-  it('accepts the wallet own signature, again from the kept key, and nothing else', () => {
+describe('verifyEd25519 (the wallet signature check on the libuv pool, with its key objects kept per wallet)', () => {
+  it('accepts the wallet own signature, again from the kept key, and nothing else', async () => {
     const a = wallet();
     const b = wallet();
     const message = Buffer.from('sign in to gatehouse.test');
     const sig = a.sign(message);
-    assert.equal(verifyEd25519(a.raw, message, sig), true);
-    assert.equal(verifyEd25519(a.raw, message, sig), true, 'the second check uses the kept key object');
-    assert.equal(verifyEd25519(b.raw, message, sig), false, 'another wallet');
-    assert.equal(verifyEd25519(a.raw, Buffer.from('sign in to evil.test'), sig), false, 'another message');
+    assert.equal(await verifyEd25519(a.raw, message, sig), true);
+    assert.equal(await verifyEd25519(a.raw, message, sig), true, 'the second check uses the kept key object');
+    assert.equal(await verifyEd25519(b.raw, message, sig), false, 'another wallet');
+    assert.equal(
+      await verifyEd25519(a.raw, Buffer.from('sign in to evil.test'), sig),
+      false,
+      'another message',
+    );
     const flipped = Uint8Array.from(sig);
     flipped[0] ^= 1;
-    assert.equal(verifyEd25519(a.raw, message, flipped), false, 'a changed signature');
+    assert.equal(await verifyEd25519(a.raw, message, flipped), false, 'a changed signature');
     // b's key is kept now too; a's signature still fails under it, b's own passes.
-    assert.equal(verifyEd25519(b.raw, message, b.sign(message)), true);
+    assert.equal(await verifyEd25519(b.raw, message, b.sign(message)), true);
   });
 
-  it('answers false, never throws, on malformed keys and signatures', () => {
+  it('answers false, never rejects, on malformed keys and signatures', async () => {
     const a = wallet();
     const message = Buffer.from('m');
-    assert.equal(verifyEd25519(a.raw.subarray(1), message, a.sign(message)), false);
-    assert.equal(verifyEd25519(a.raw, message, a.sign(message).subarray(1)), false);
-    assert.equal(verifyEd25519(new Uint8Array(32).fill(0xff), message, new Uint8Array(64)), false);
+    assert.equal(await verifyEd25519(a.raw.subarray(1), message, a.sign(message)), false);
+    assert.equal(await verifyEd25519(a.raw, message, a.sign(message).subarray(1)), false);
+    assert.equal(await verifyEd25519(new Uint8Array(32).fill(0xff), message, new Uint8Array(64)), false);
+  });
+
+  it('checks on the libuv pool: many checks at once each get their own answer', async () => {
+    const a = wallet();
+    const messages = Array.from({ length: 64 }, (_, i) => Buffer.from(`message ${i}`));
+    const sigs = messages.map((m) => a.sign(m));
+    // Every other signature belongs to another message: answers must not cross between checks.
+    const answers = await Promise.all(
+      messages.map((m, i) => verifyEd25519(a.raw, m, sigs[i % 2 === 0 ? i : (i + 1) % 64])),
+    );
+    assert.deepEqual(
+      answers,
+      messages.map((_, i) => i % 2 === 0),
+    );
   });
 });

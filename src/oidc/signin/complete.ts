@@ -146,7 +146,7 @@ export async function signInWithWalletAtOnce(
   proof: { address: string; signature: string; signedMessage: string },
 ): Promise<SignedIn | { address: string; owner: null } | null> {
   const decoded = decodedProof(proof);
-  if (!decoded || !walletSigned(proof.address, decoded.signed, decoded.signature)) return null;
+  if (!decoded || !(await walletSigned(proof.address, decoded.signed, decoded.signature))) return null;
   const { signed } = decoded;
   const browser = requestMeta(req);
   const { authTime, session, code, redirectTo } = finishedSignIn(ctx, loaded, browser);

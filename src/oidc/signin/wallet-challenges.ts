@@ -114,7 +114,7 @@ export async function redeemWalletProof(
   const challenge =
     (await stores.walletChallenges.consumeLive(messageHash, expected)) ??
     (await refuseChallenge(stores, messageHash, expected));
-  checkWalletSignature(challenge.address, proof.address, signed, signature);
+  await checkWalletSignature(challenge.address, proof.address, signed, signature);
   return { address: challenge.address, userId: challenge.user_id };
 }
 
@@ -131,7 +131,7 @@ export async function redeemSignInProof(
   proof: WalletProof,
 ): Promise<{ address: string; owner?: string | null }> {
   const { signature, signed } = decodeWalletProof(proof);
-  if (walletSigned(proof.address, signed, signature)) {
+  if (await walletSigned(proof.address, signed, signature)) {
     const expected = {
       purpose: proof.purpose,
       brandId: proof.brandId,
