@@ -5,6 +5,7 @@
  *   (node:crypto, as the tests' wallets) → POST /interactions/:id/wallet/verify (first-party app: no
  *   consent step; the answer carries the code) → POST /oauth2/token (PKCE) → tokens.
  *   DATABASE_URL=postgres://… node --import tsx bench/signin-flow.ts [--duration 5] [--browsers 50]
+ *     [--warmup 10]  (seconds of flows before the measured ones; `BENCH_WARMUP` through `npm run bench`)
  * Each browser keeps one wallet (a returning user after its first flow) and starts every flow
  * without cookies. Flows/s
  * counts completed token responses; the server's CPU per flow is read from /proc. The signatures are
@@ -32,6 +33,7 @@ import {
 
 const duration = numberArg('duration', 5);
 const browsers = numberArg('browsers', 50);
+const warmup = numberArg('warmup', Number(process.env.BENCH_WARMUP) || 10);
 const FLOW_CLIENT = 'bench-flow-client';
 const REDIRECT = 'https://app.bench.example/callback';
 
@@ -207,7 +209,7 @@ async function main(): Promise<void> {
     pool = new Pool(base, { connections: browsers });
     const all = Array.from({ length: browsers }, () => new Browser(base, pool as Pool));
     await all[0].flow(); // fails loudly if the flow is broken
-    await drive(all, 2); // warm-up; every wallet has its user now
+    await drive(all, warmup); // every wallet has its user now, and V8 has compiled the hot paths
     const before = cpuSeconds(child.pid);
     const pgBefore = process.env.DATABASE_URL ? postgresCpuSeconds() : null;
     const selfBefore = process.cpuUsage();
