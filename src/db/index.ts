@@ -58,8 +58,7 @@ export function connectionSettings(
 function pgPool(
   connectionString: string | undefined,
   schema: string | undefined,
-  extra: pg.PoolConfig = {},
-  prepared = false,
+  { extra = {}, prepared = false }: { extra?: pg.PoolConfig; prepared?: boolean } = {},
 ) {
   const pool = new pg.Pool({
     ...connectionSettings(connectionString, schema),
@@ -94,7 +93,9 @@ export interface OpenOptions {
 
 export async function openDatabase(config: Config, opts: OpenOptions = {}): Promise<DatabaseHandle> {
   if (config.databaseUrl) {
-    const pool = pgPool(config.databaseUrl, config.databaseSchema, {}, config.databasePreparedStatements);
+    const pool = pgPool(config.databaseUrl, config.databaseSchema, {
+      prepared: config.databasePreparedStatements,
+    });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     if (config.databaseSchema) {
       // Instances starting together race on `if not exists`; the loser sees a unique violation.
@@ -106,10 +107,7 @@ export async function openDatabase(config: Config, opts: OpenOptions = {}): Prom
   }
   if (opts.preferSocket && existsSync(embeddedSocketPath(config.dataDir))) {
     const pool = pgPool(undefined, undefined, {
-      host: embeddedSocketDir(config.dataDir),
-      user: 'postgres',
-      database: 'postgres',
-      max: 1,
+      extra: { host: embeddedSocketDir(config.dataDir), user: 'postgres', database: 'postgres', max: 1 },
     });
     try {
       const client = await pool.connect();

@@ -36,15 +36,9 @@ export function verifyEd25519(
   signature: Uint8Array,
 ): Promise<boolean> {
   if (publicKey.length !== 32 || signature.length !== 64) return Promise.resolve(false);
-  let key: KeyObject;
-  try {
-    key = publicKeyObject(publicKey);
-  } catch {
-    return Promise.resolve(false);
-  }
   return new Promise((resolve) => {
     try {
-      verify(null, message, key, signature, (err, ok) => resolve(!err && ok));
+      verify(null, message, publicKeyObject(publicKey), signature, (err, ok) => resolve(!err && ok));
     } catch {
       resolve(false);
     }
