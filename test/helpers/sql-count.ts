@@ -29,8 +29,6 @@ function record(text: unknown): void {
   if (list && typeof text === 'string') list.push({ sql: text, kind: classify(text) });
 }
 
-let pgPatched = false;
-
 /**
  * Pass as buildTestApp's `routes`: a request carrying COUNT_HEADER runs in the async context of its
  * `counted` call's list (inject does not keep the caller's context: the request starts from
@@ -64,14 +62,21 @@ export function installSqlCounter(t: TestApp): void {
     }) as typeof pglite.exec;
     return;
   }
-  if (pgPatched) return;
-  pgPatched = true;
+}
+
+/**
+ * node-postgres: patched when this module loads, before any app of the test file connects. A pooled
+ * connection's `query` is bound when it connects (src/db/prepared.ts keeps the method it found then),
+ * so a patch made later would miss every connection already open and count nothing on PostgreSQL.
+ */
+function patchNodePostgres(): void {
   const query = pg.Client.prototype.query as (...a: unknown[]) => unknown;
   pg.Client.prototype.query = function patched(this: pg.Client, config: unknown, ...rest: unknown[]) {
     record(typeof config === 'string' ? config : (config as { text?: string } | null)?.text);
     return query.call(this, config, ...rest);
   } as typeof pg.Client.prototype.query;
 }
+patchNodePostgres();
 
 /**
  * Runs `fn`, whose requests send `headers`; returns its result and the statements they sent, until

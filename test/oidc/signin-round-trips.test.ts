@@ -52,6 +52,9 @@ async function flow(wallet: TestWallet): Promise<Record<Step, Statement[]>> {
   const step = async <T>(name: Step, fn: (headers: Record<string, string>) => Promise<T>): Promise<T> => {
     const { result, statements } = await counted(fn);
     steps[name] = statements.filter((s) => !PER_INSTANCE_CACHE.test(s.sql));
+    // Every step writes (an interaction, a challenge, the sign-in, the code's redemption): a step
+    // that counted nothing means the counter missed the database, not a free step.
+    assert.ok(steps[name].length > 0, `${name}: no statement counted`);
     return result;
   };
   const start = await step('authorize', (headers) =>
