@@ -44,8 +44,9 @@ export function sqlCounterHook(app: FastifyInstance): void {
 
 /**
  * Records every statement the app sends for the requests of `counted`, whichever database it is on:
- * PGlite's `query`/`exec` of this app's instance, or node-postgres' `Client.prototype.query` (every
- * pooled connection). The background jobs' sweeps and the webhook worker's polls are not counted.
+ * PGlite's `query`/`exec` of this app's instance here; node-postgres' `Client.prototype.query` (every
+ * pooled connection) is patched when this module loads (below). The background jobs' sweeps and the
+ * webhook worker's polls are not counted.
  */
 export function installSqlCounter(t: TestApp): void {
   const pglite = t.ctx.database.pglite;
@@ -60,7 +61,6 @@ export function installSqlCounter(t: TestApp): void {
       record(text);
       return (exec as (...a: unknown[]) => unknown)(text, ...rest);
     }) as typeof pglite.exec;
-    return;
   }
 }
 
