@@ -38,6 +38,8 @@ function run(list) {
       to.write(chunk);
       chunks.push(chunk);
     };
+    // A runner that cannot start is a failed run ('close' follows with no exit code), said in one line.
+    child.on('error', (err) => console.error(`test run could not start: ${err.message}`));
     child.stdout.on('data', keep(process.stdout));
     child.stderr.on('data', keep(process.stderr));
     const bound = setTimeout(() => {
