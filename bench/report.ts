@@ -85,3 +85,25 @@ export function formatTable(rows: BenchRow[]): string {
   const notes = rows.filter((r) => r.note).map((r) => `- ${r.path}: ${r.note}`);
   return [line(head), rule, ...body.map(line), ...(notes.length ? ['', ...notes] : [])].join('\n');
 }
+
+/**
+ * The rows scripts reported, each followed by its row against the RS256 signing limit measured in
+ * the same run where it has one: a token is one signature (Gatehouse's row against oidc-provider,
+ * and the bare signer's, whose distance from the limit is what HTTP and the load generator cost
+ * here); a sign-in flow is two (the ID token and the access token).
+ */
+export function withSigningLimit(reported: BenchRow[], rs256: number): BenchRow[] {
+  const rows: BenchRow[] = [];
+  const against = (r: BenchRow, peer: string, peerFigure: number) =>
+    rows.push({ ...r, path: `${r.path} vs ${peer}`, peer, peerFigure, peerCpuUs: undefined });
+  for (const r of reported) {
+    rows.push(r);
+    if (
+      (r.path.startsWith('client_credentials token') && r.peer === 'oidc-provider') ||
+      r.path.startsWith('bare signer')
+    )
+      against(r, 'RS256 limit', rs256);
+    if (r.path.startsWith('wallet sign-in flow')) against(r, 'RS256 limit / 2', rs256 / 2);
+  }
+  return rows;
+}

@@ -14,7 +14,7 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BenchRow, formatTable, parseReport } from './report.js';
+import { type BenchRow, formatTable, parseReport, withSigningLimit } from './report.js';
 
 const duration = process.env.BENCH_DURATION ?? '5';
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
@@ -108,27 +108,7 @@ async function main(): Promise<void> {
         note: `before the load ${before.perSecond.toFixed(0)}/s, after ${after.perSecond.toFixed(0)}/s; its CPU column is one signature`,
       },
     ];
-    for (const r of parseReport(readFileSync(file, { encoding: 'utf8', flag: 'a+' }))) {
-      rows.push(r);
-      // A token is one RS256 signature: its ceiling here is the signing limit.
-      if (r.path.startsWith('client_credentials token'))
-        rows.push({
-          ...r,
-          path: `${r.path} vs RS256 limit`,
-          peer: 'RS256 limit',
-          peerFigure: rs256,
-          peerCpuUs: undefined,
-        });
-      // A sign-in flow signs twice (ID token and access token).
-      if (r.path.startsWith('wallet sign-in flow'))
-        rows.push({
-          ...r,
-          path: `${r.path} vs RS256 limit / 2`,
-          peer: 'RS256 limit / 2',
-          peerFigure: rs256 / 2,
-          peerCpuUs: undefined,
-        });
-    }
+    rows.push(...withSigningLimit(parseReport(readFileSync(file, { encoding: 'utf8', flag: 'a+' })), rs256));
     console.log(
       `\nnpm run bench: ${((Date.now() - started) / 1000).toFixed(0)} s, ${duration} s per path, NODE_ENV=production, ` +
         `${pg ? 'PostgreSQL' : 'embedded database'}; load average ${load0.toFixed(1)} → ${loadavg()[0].toFixed(1)}\n`,

@@ -2,9 +2,9 @@
  * Discovery and JWKS throughput in production mode, with request logging on (LOG_REQUESTS=all, every
  * line written to a log file) and off, against a bare Fastify server sending the same bytes.
  *   node --import tsx bench/wellknown.ts [--duration 5] [--connections 50] [--rounds 3]
- * Uses DATABASE_URL when set (else throwaway embedded databases). The rate limiter runs with a
- * multiplier so large that it never refuses. Targets are loaded one at a time, in a rotating order
- * each round; the median of the rounds is reported.
+ * Uses DATABASE_URL when set (a fresh schema per server, dropped afterwards; else throwaway embedded
+ * databases). The rate limiter runs with a multiplier so large that it never refuses. Targets are
+ * loaded one at a time, in a rotating order each round; the median of the rounds is reported.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { freePort, numberArg, waitForHttp } from './lib.js';
 import { report } from './report.js';
+import { dropSchema, gatehouseEnv } from './seed.js';
 
 const duration = numberArg('duration', 5);
 const connections = numberArg('connections', 50);
@@ -32,24 +33,18 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
   const children: ChildProcess[] = [];
   const logs: Record<string, string> = {};
+  const envs: Array<Record<string, string | undefined>> = [];
   /** A Gatehouse in production mode (log level info) writing its log to a file. */
   const gatehouse = async (mode: 'all' | 'off') => {
     const port = await freePort();
     logs[mode] = join(dir, `gatehouse-${mode}.log`);
+    // A fresh schema on DATABASE_URL, dropped at the end.
     const env = {
-      ...process.env,
-      NODE_ENV: 'production',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      BASE_URL: `http://127.0.0.1:${port}`,
-      DATA_DIR: join(dir, mode),
-      ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64'),
+      ...gatehouseEnv(port, join(dir, mode), `gh_bench_wk_${mode}_`),
       LOG_LEVEL: 'info',
       LOG_REQUESTS: mode,
-      RATE_LIMIT_MULTIPLIER: '1000000',
-      WORKERS: process.env.WORKERS || '1',
-      ...(process.env.DATABASE_URL ? { DATABASE_SCHEMA: `gh_bench_wk_${mode}` } : {}),
     };
+    envs.push(env);
     const out = openSync(logs[mode], 'w');
     children.push(
       spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', out, 'inherit'] }),
@@ -119,6 +114,7 @@ async function main() {
   } finally {
     for (const c of children) c.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
+    for (const env of envs) await dropSchema(env).catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type BenchRow, formatTable, parseReport, ratio } from '../../bench/report.js';
+import { type BenchRow, formatTable, parseReport, ratio, withSigningLimit } from '../../bench/report.js';
 
 /** The table `npm run bench` prints, on fake figures (no load is generated here). */
 describe('bench report table', () => {
@@ -51,5 +51,54 @@ describe('bench report table', () => {
     assert.equal(ratio({ ...rows[0], peerFigure: 0 }), undefined);
     const text = `${rows.map((r) => JSON.stringify(r)).join('\n')}\n{"path": "cut off`;
     assert.deepEqual(parseReport(text), rows);
+  });
+
+  it('adds the signing limit beside the token against oidc-provider, the bare signer and the flow', () => {
+    const token = { path: 'client_credentials token (PostgreSQL)', figure: 4000, unit: 'req/s', cpuUs: 400 };
+    const reported: BenchRow[] = [
+      { ...token, peer: 'oidc-provider', peerFigure: 2500, peerCpuUs: 600 },
+      {
+        ...token,
+        path: `${token.path} vs bare signer`,
+        peer: 'bare signer',
+        peerFigure: 5000,
+        peerCpuUs: 320,
+      },
+      {
+        path: 'bare signer (one RS256 a request, nothing else)',
+        figure: 5000,
+        unit: 'req/s',
+        peer: 'oidc-provider',
+        peerFigure: 2500,
+      },
+      { path: 'wallet sign-in flow (PostgreSQL)', figure: 600, unit: 'flows/s' },
+      {
+        path: '/userinfo (PostgreSQL)',
+        figure: 14000,
+        unit: 'req/s',
+        peer: 'bare Fastify',
+        peerFigure: 70000,
+      },
+    ];
+    const rows = withSigningLimit(reported, 6000);
+    assert.deepEqual(
+      rows.map((r) => [r.path, r.peer, r.peerFigure]),
+      [
+        ['client_credentials token (PostgreSQL)', 'oidc-provider', 2500],
+        ['client_credentials token (PostgreSQL) vs RS256 limit', 'RS256 limit', 6000],
+        ['client_credentials token (PostgreSQL) vs bare signer', 'bare signer', 5000],
+        ['bare signer (one RS256 a request, nothing else)', 'oidc-provider', 2500],
+        ['bare signer (one RS256 a request, nothing else) vs RS256 limit', 'RS256 limit', 6000],
+        ['wallet sign-in flow (PostgreSQL)', undefined, undefined],
+        ['wallet sign-in flow (PostgreSQL) vs RS256 limit / 2', 'RS256 limit / 2', 3000],
+        ['/userinfo (PostgreSQL)', 'bare Fastify', 70000],
+      ],
+    );
+    // A limit row keeps the figure and our CPU, never the peer's CPU (a limit has none).
+    const limitRow = rows[1];
+    assert.equal(limitRow.figure, 4000);
+    assert.equal(limitRow.cpuUs, 400);
+    assert.equal(limitRow.peerCpuUs, undefined);
+    assert.equal(ratio(limitRow)?.toFixed(2), '0.67');
   });
 });
