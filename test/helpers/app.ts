@@ -1,3 +1,7 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
@@ -7,7 +11,7 @@ import { defaults } from '../../src/config/defaults.js';
 import type { AppContext } from '../../src/context.js';
 import type { DatabaseHandle } from '../../src/db/index.js';
 import { openDatabase } from '../../src/db/index.js';
-import { migrate } from '../../src/db/migrate.js';
+import { listMigrations, migrate } from '../../src/db/migrate.js';
 import { invalidateEverywhere } from '../../src/events/invalidation.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { newId, randomAlphanumeric } from '../../src/lib/ids.js';
@@ -44,18 +48,71 @@ const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 
 let template: Promise<Blob> | undefined;
 
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
 /**
- * An in-memory database with every migration applied and nothing else, dumped once per test
- * process. Each PGlite test app starts from it (~0.4 s) instead of booting empty and migrating
- * (~3 s); createContext still runs the migrations (finding them applied) and seeds its own keys and
- * console app, as on a new database.
+ * Where the migrated template is kept between test processes: a file named by what makes its
+ * contents (every migration and the lock file, so PGlite's version), under node_modules/.cache
+ * (this checkout's, emptied by `npm ci`). Booting an empty PGlite runs initdb (~2 s); each of the
+ * suite's ~120 processes did that once before the cache.
+ */
+function templateFile(): string {
+  const hash = createHash('sha256').update(readFileSync(join(ROOT, 'package-lock.json')));
+  for (const m of listMigrations()) hash.update(`\0${m.version}\0${m.sql}`);
+  return join(
+    ROOT,
+    'node_modules',
+    '.cache',
+    'gatehouse-test',
+    `template-${hash.digest('hex').slice(0, 24)}.tar`,
+  );
+}
+
+/**
+ * Writes the template whole under a name of this process, then renames it: a concurrent reader sees
+ * no file or the whole file, never part of one. Templates of earlier migration sets are removed (42 MB
+ * each). Best effort: a cache that cannot be written (a read-only or full disk) costs each test
+ * process its own template, never a failed test.
+ */
+async function keepTemplate(file: string, dump: Blob): Promise<void> {
+  const dir = dirname(file);
+  const partial = `${file}.${process.pid}`;
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
+    renameSync(partial, file);
+    for (const name of readdirSync(dir))
+      if (/^template-[0-9a-f]+\.tar$/.test(name) && join(dir, name) !== file)
+        rmSync(join(dir, name), { force: true });
+  } catch {
+    try {
+      rmSync(partial, { force: true });
+    } catch {
+      // The directory itself could not be made: there is no partial file to remove.
+    }
+  }
+}
+
+/**
+ * An in-memory database with every migration applied and nothing else, made once per checkout and
+ * migration set (kept on disk, see templateFile) or else once per test process. Each PGlite test app
+ * starts from it (~0.4 s) instead of booting empty and migrating (~2.5 s); createContext still runs
+ * the migrations (finding them applied) and seeds its own keys and console app, as on a new database.
  */
 function migratedTemplate(config: Config): Promise<Blob> {
   template ??= (async () => {
+    const file = templateFile();
+    try {
+      return new Blob([readFileSync(file)]);
+    } catch {
+      // Not made yet for these migrations: make it below.
+    }
     const handle = await openDatabase(config, { memory: true });
     try {
       await migrate(handle.db);
-      return await handle.pglite!.dumpDataDir('none');
+      const dump = await handle.pglite!.dumpDataDir('none');
+      await keepTemplate(file, dump);
+      return dump;
     } finally {
       await handle.close();
     }
