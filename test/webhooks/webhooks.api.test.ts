@@ -8,11 +8,12 @@ import {
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
+  type QueryResult,
 } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { deleteOrg } from '../../src/modules/orgs/orgs.service.js';
 import { webhookWorker } from '../../src/modules/webhooks/webhooks.routes.js';
-import { webhookInterest } from '../../src/modules/webhooks/webhooks.service.js';
+import { forgetInterest, webhookInterest } from '../../src/modules/webhooks/webhooks.service.js';
 import { buildTestApp, createUser, grantSystem, json, type TestApp, type TestUser } from '../helpers/app.js';
 import { addMember, seedOrg, type TestOrg } from '../helpers/fixtures.js';
 import { fireEvent } from './receiver.js';
@@ -463,28 +464,11 @@ describe('webhooks API', () => {
     });
     // The read runs before the write commits; its rows come back after the write's invalidation
     // (the read's connection is free meanwhile, as on a pool).
-    class HeldDriver extends DummyDriver {
-      override async acquireConnection(): Promise<DatabaseConnection> {
-        return {
-          executeQuery: async <R>(query: CompiledQuery) => {
-            const result = await t.ctx.db.executeQuery<R>(query);
-            read();
-            await held;
-            return result;
-          },
-          streamQuery: () => {
-            throw new Error('not streamed');
-          },
-        };
-      }
-    }
-    const slow = new Kysely<Database>({
-      dialect: {
-        createAdapter: () => new PostgresAdapter(),
-        createDriver: () => new HeldDriver(),
-        createIntrospector: (db) => new PostgresIntrospector(db),
-        createQueryCompiler: () => new PostgresQueryCompiler(),
-      },
+    const slow = throughDb(t, async (pass) => {
+      const result = await pass();
+      read();
+      await held;
+      return result;
     });
     const pending = webhookInterest(slow, o.id, 'token.issued');
     await readDone;
@@ -498,7 +482,102 @@ describe('webhooks API', () => {
     assert.equal(await pending, false, 'the racing read saw no subscription');
     assert.equal(await webhookInterest(t.ctx.db, o.id, 'token.issued'), true, 'the next read is fresh');
   });
+
+  it('a stale subscription entry is refreshed by one read that concurrent callers share', async () => {
+    const o = await seedOrg(t, owner);
+    let reads = 0;
+    let release!: () => void;
+    let held = Promise.resolve();
+    const hold = () => {
+      held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    };
+    let fail = false;
+    const counted = throughDb(t, async (pass) => {
+      reads++;
+      await held;
+      if (fail) throw new Error('connection reset');
+      return pass();
+    });
+    const first = await create(
+      { url: uniqueUrl(), events: ['token.issued'] },
+      owner,
+      `/identity/organizations/${o.slug}/webhooks`,
+    );
+    assert.equal(first.statusCode, 201, first.body);
+    hold();
+    const many = Array.from({ length: 20 }, () => webhookInterest(counted, o.id, 'token.issued'));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(reads, 1, 'twenty callers, one read');
+    // A webhook write during the read: a caller after it does not join the read begun before it.
+    const made = await create(
+      { url: uniqueUrl(), events: ['member.added'] },
+      owner,
+      `/identity/organizations/${o.slug}/webhooks`,
+    );
+    assert.equal(made.statusCode, 201, made.body);
+    const later = webhookInterest(counted, o.id, 'member.added');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(reads, 2, 'the caller after the write reads again');
+    release();
+    assert.deepEqual(await Promise.all(many), Array(20).fill(true));
+    assert.equal(await later, true, 'the later read saw the new subscription');
+    // A failed read fails the callers that shared it, and is not kept: the next caller reads again.
+    forgetInterest(o.id);
+    fail = true;
+    hold();
+    const failing = [
+      webhookInterest(counted, o.id, 'token.issued'),
+      webhookInterest(counted, o.id, 'token.issued'),
+    ];
+    release();
+    for (const r of await Promise.allSettled(failing)) assert.equal(r.status, 'rejected');
+    assert.equal(reads, 3);
+    fail = false;
+    assert.equal(await webhookInterest(counted, o.id, 'token.issued'), true);
+    assert.equal(reads, 4);
+    // Reads inside a caller's transaction are never shared.
+    forgetInterest(o.id);
+    hold();
+    const pooled = webhookInterest(counted, o.id, 'token.issued');
+    await counted.transaction().execute(async (trx) => {
+      release();
+      assert.equal(await webhookInterest(trx, o.id, 'token.issued'), true);
+    });
+    assert.equal(await pooled, true);
+    assert.equal(reads, 6, 'the transaction read its own');
+  });
 });
+
+/**
+ * A Kysely whose every statement goes through `run`, which decides when (and whether) to send it to
+ * the test app's database with `pass`; the connection is free between statements, as on a pool.
+ */
+function throughDb(
+  t: TestApp,
+  run: (pass: () => Promise<QueryResult<unknown>>) => Promise<QueryResult<unknown>>,
+) {
+  class ThroughDriver extends DummyDriver {
+    override async acquireConnection(): Promise<DatabaseConnection> {
+      return {
+        executeQuery: async <R>(query: CompiledQuery) =>
+          (await run(() => t.ctx.db.executeQuery(query))) as QueryResult<R>,
+        streamQuery: () => {
+          throw new Error('not streamed');
+        },
+      };
+    }
+  }
+  return new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => new ThroughDriver(),
+      createIntrospector: (db) => new PostgresIntrospector(db),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
+}
 
 describe('webhooks API rate limits', () => {
   let t: TestApp;

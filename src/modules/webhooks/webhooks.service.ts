@@ -279,9 +279,16 @@ export function envelope(e: {
   });
 }
 
-const interestCache = new Map<string, { at: number; events: string[][] }>();
+interface Interest {
+  at: number;
+  events: string[][];
+}
+
+const interestCache = new Map<string, Interest>();
 /** Bumped by every invalidation so that a read racing with a webhook write does not cache the old rows. */
 let interestGeneration = 0;
+/** The read of an org's webhooks under way on the pool, shared by the callers that find its entry stale. */
+const interestLoads = new Map<string, { generation: number; load: Promise<Interest> }>();
 /** The invalidation channels of the apps in this process: the cache serves only while all listen. */
 const interestBuses = new Set<InvalidationBus>();
 
@@ -306,20 +313,45 @@ function interestCacheUsable(): boolean {
 /**
  * Whether any enabled webhook of the org subscribes to `type`. Cached for a second per org (and
  * dropped at once on every instance by webhook writes), so the token endpoint does not read the
- * webhooks table per token.
+ * webhooks table per token. When the entry goes stale under load, one read refreshes it: the
+ * requests that arrive meanwhile wait for that read instead of each sending its own.
  */
 export async function webhookInterest(db: Executor, orgId: string, type: EventType): Promise<boolean> {
-  let cached = interestCacheUsable() ? interestCache.get(orgId) : undefined;
+  const usable = interestCacheUsable();
+  let cached = usable ? interestCache.get(orgId) : undefined;
   if (!cached || Date.now() - cached.at > defaults.webhookInterestTtlMs) {
-    const generation = interestGeneration;
-    const hooks = await q.enabledWebhooksOfOrg(db as Trx, orgId);
-    cached = { at: Date.now(), events: hooks.map((h) => h.events) };
-    if (generation === interestGeneration) {
-      if (interestCache.size > defaults.webhookInterestMaxOrgs) interestCache.clear();
-      interestCache.set(orgId, cached);
-    }
+    cached =
+      usable && !db.isTransaction ? await sharedInterestLoad(db, orgId) : await loadInterest(db, orgId);
   }
   return cached.events.some((events) => subscribes(events, type));
+}
+
+async function loadInterest(db: Executor, orgId: string): Promise<Interest> {
+  const generation = interestGeneration;
+  const hooks = await q.enabledWebhooksOfOrg(db as Trx, orgId);
+  const loaded = { at: Date.now(), events: hooks.map((h) => h.events) };
+  if (generation === interestGeneration) {
+    if (interestCache.size > defaults.webhookInterestMaxOrgs) interestCache.clear();
+    interestCache.set(orgId, loaded);
+  }
+  return loaded;
+}
+
+/**
+ * Joins the org's read under way when it started after the last invalidation (a read begun before a
+ * webhook write may miss it, so a caller after the write reads again). Only reads on the pool are
+ * shared: one inside a caller's transaction sees that transaction's writes and shares its failures.
+ */
+function sharedInterestLoad(db: Executor, orgId: string): Promise<Interest> {
+  const under = interestLoads.get(orgId);
+  if (under && under.generation === interestGeneration) return under.load;
+  const entry = { generation: interestGeneration, load: loadInterest(db, orgId) };
+  interestLoads.set(orgId, entry);
+  const settled = () => {
+    if (interestLoads.get(orgId) === entry) interestLoads.delete(orgId);
+  };
+  entry.load.then(settled, settled);
+  return entry.load;
 }
 
 export function forgetInterest(orgId: string): void {
