@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -242,4 +243,16 @@ export function json<T = any>(res: { body: string }): T {
  */
 export function userChangedBehindTheApp(t: TestApp, userId: string): Promise<void> {
   return invalidateEverywhere(t.ctx.db, 'user', [userId]);
+}
+
+/**
+ * For a test that relies on an instance's caches serving from memory: waits until its invalidation
+ * channel listens (on PostgreSQL the LISTEN connection opens after the app is built, and until it
+ * does every cache reads through), then stops the heartbeat, so that a round trip slowed by a
+ * loaded machine cannot turn the caches off, and drop what they hold, in the middle of the test.
+ */
+export async function cachesServing(t: TestApp): Promise<void> {
+  t.ctx.invalidation.setHeartbeat({ intervalMs: 600_000, timeoutMs: 600_000 });
+  for (let i = 0; i < 1000 && !t.ctx.invalidation.healthy; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(t.ctx.invalidation.healthy, 'the invalidation channel listens');
 }

@@ -5,7 +5,14 @@ import { sql } from 'kysely';
 import { gateCheckerOf, serializeCheckResult } from '../../src/modules/token-gates/token-gates.check.js';
 import type { CheckResult } from '../../src/modules/token-gates/token-gates.schemas.js';
 import { disableOrgTokenGates } from '../../src/modules/token-gates/token-gates.service.js';
-import { buildTestApp, createUser, json, type TestApp, type TestUser } from '../helpers/app.js';
+import {
+  buildTestApp,
+  cachesServing,
+  createUser,
+  json,
+  type TestApp,
+  type TestUser,
+} from '../helpers/app.js';
 import { seedOrg, type TestOrg } from '../helpers/fixtures.js';
 import { FakeSolanaRpc, randomAddress } from './fake-rpc.js';
 
@@ -453,6 +460,8 @@ describe('token gate check', () => {
   it('lets another instance see a gate edit within the lookup TTL (5 s)', async () => {
     const b = await buildTestApp({ shareWith: t, env: { SOLANA_RPC_URL: rpc.url } });
     try {
+      // B's gate cache serves from memory only once its invalidation channel listens.
+      await cachesServing(b);
       const gate = await createGate({ mintAddress: mint, minHoldings: '0' });
       const wallet = rpc.addWallet();
       const url = `/identity/organizations/${org.slug}/token-gates/${gate}/check?walletAddress=${wallet}`;
