@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
-import { type TestApp, buildTestApp, consoleToken, json } from '../helpers/app.js';
+import { type TestApp, buildTestApp, cachesServing, consoleToken, json } from '../helpers/app.js';
 import { type SeededClient, seedClient } from '../helpers/signin.js';
 import { createTestWallet, type TestWallet } from '../helpers/wallet.js';
 import { signInToApp } from '../users/flow.js';
@@ -23,8 +23,8 @@ describe('token and user state cached per instance, invalidated on every instanc
     a = await buildTestApp({ env });
     b = await buildTestApp({ env, shareWith: a });
     b.ctx.invalidation.otherProcess = true;
-    // No heartbeat on B: a slow round trip on a loaded machine must not turn its caches off mid-test.
-    b.ctx.invalidation.setHeartbeat({ intervalMs: 3_600_000 });
+    // B listening, and no heartbeat on B: a slow round trip must not turn its caches off mid-test.
+    await cachesServing(b);
     client = await seedClient(a, {
       confidential: true,
       scopes: ['openid', 'profile', 'wallet', 'offline_access'],
