@@ -56,7 +56,7 @@ export async function storeFile(
       { field: 'file', code: 'invalid_type', message: 'must be a PNG, JPEG, WebP or SVG image' },
     ]);
   if (type === 'image/svg+xml') {
-    const clean = sanitizeSvg(data.toString('utf8'));
+    const clean = await sanitizeSvg(data.toString('utf8'));
     if (!clean)
       throw validationFailed([
         {

@@ -1,5 +1,4 @@
 import createDOMPurify, { type DOMPurify } from 'dompurify';
-import { JSDOM } from 'jsdom';
 
 /**
  * SVG uploads pass DOMPurify's SVG allowlist (maintained against the browsers' parsers, unlike a
@@ -28,23 +27,32 @@ function cssUrlsAreLocal(value: string): boolean {
   return true;
 }
 
-let purifier: DOMPurify | undefined;
+/**
+ * jsdom is loaded at the first SVG upload, not at start: it is ~100 MB of a server's memory and most
+ * of a second of its start (and of every test process's), and only SVG images need it.
+ */
+let purifier: Promise<DOMPurify> | undefined;
 
-function instance(): DOMPurify {
-  if (purifier) return purifier;
-  const window = new JSDOM('').window;
-  const p = createDOMPurify(window as unknown as Parameters<typeof createDOMPurify>[0]);
-  p.addHook('uponSanitizeAttribute', (_node, data) => {
-    const value = data.attrValue.trim();
-    if (HREF_ATTRS.has(data.attrName) && !value.startsWith('#')) data.keepAttr = false;
-    if ((data.attrName === 'style' || /url\s*\(/i.test(value)) && !cssUrlsAreLocal(value))
-      data.keepAttr = false;
+function instance(): Promise<DOMPurify> {
+  purifier ??= (async () => {
+    const { JSDOM } = await import('jsdom');
+    const window = new JSDOM('').window;
+    const p = createDOMPurify(window as unknown as Parameters<typeof createDOMPurify>[0]);
+    p.addHook('uponSanitizeAttribute', (_node, data) => {
+      const value = data.attrValue.trim();
+      if (HREF_ATTRS.has(data.attrName) && !value.startsWith('#')) data.keepAttr = false;
+      if ((data.attrName === 'style' || /url\s*\(/i.test(value)) && !cssUrlsAreLocal(value))
+        data.keepAttr = false;
+    });
+    p.addHook('uponSanitizeElement', (node, data) => {
+      if (data.tagName === 'style' && !cssUrlsAreLocal(node.textContent ?? '')) node.textContent = '';
+    });
+    return p;
+  })().catch((err: unknown) => {
+    purifier = undefined; // not kept: the next upload tries again
+    throw err;
   });
-  p.addHook('uponSanitizeElement', (node, data) => {
-    if (data.tagName === 'style' && !cssUrlsAreLocal(node.textContent ?? '')) node.textContent = '';
-  });
-  purifier = p;
-  return p;
+  return purifier;
 }
 
 /**
@@ -52,8 +60,8 @@ function instance(): DOMPurify {
  * element is kept (a DOCTYPE, its entities and any text around the image are dropped); the HTML
  * serialiser's one non-XML entity is rewritten so the result still parses as XML.
  */
-export function sanitizeSvg(svg: string): string | null {
-  const purify = instance();
+export async function sanitizeSvg(svg: string): Promise<string | null> {
+  const purify = await instance();
   const fragment = purify.sanitize(svg, {
     USE_PROFILES: { svg: true, svgFilters: true },
     ADD_TAGS: ['use'],
