@@ -203,3 +203,11 @@ export async function subscribeTokenEvents(t: TestApp, orgId: string): Promise<v
     .execute();
   forgetInterest(orgId);
 }
+
+/**
+ * Whether a JWT (a base64url JSON header, `eyJ…`, then two dot-separated parts) appears anywhere in
+ * the value's JSON. Not a bare `eyJ`: a random 20-character id holds one about once in 13,000.
+ */
+export function holdsJwt(value: unknown): boolean {
+  return /eyJ[\w-]*\.[\w-]*\./.test(JSON.stringify(value));
+}
