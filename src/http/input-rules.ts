@@ -160,6 +160,48 @@ function hardenNode(node: Schema): Schema {
   return out;
 }
 
+/** The one kind of `$ref` the rule follows: to a schema in the root's `$defs`, checked where it is defined. */
+export const LOCAL_REF = /^#\/\$defs\/([A-Za-z0-9_]+)$/;
+
+/** Every `$ref` string under `node`. */
+function refsIn(node: unknown, out: string[] = []): string[] {
+  if (Array.isArray(node)) for (const n of node) refsIn(n, out);
+  else if (isObject(node))
+    for (const [k, v] of Object.entries(node)) {
+      if (k === '$ref' && typeof v === 'string') out.push(v);
+      else refsIn(v, out);
+    }
+  return out;
+}
+
+/**
+ * A root schema's local references: each must name one of its `$defs`, and no def may reach itself,
+ * since a cycle is a depth no schema bounds (AJV would recurse as deep as the body nests).
+ */
+function localRefViolations(root: Schema): string[] {
+  const defs = isObject(root.$defs) ? root.$defs : {};
+  const out: string[] = [];
+  for (const ref of new Set(refsIn(root))) {
+    const name = LOCAL_REF.exec(ref)?.[1];
+    if (name !== undefined && !Object.hasOwn(defs, name)) out.push(`: ${ref} names no schema in $defs`);
+  }
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (name: string): boolean => {
+    if (state.get(name) === 'done' || !Object.hasOwn(defs, name)) return false;
+    if (state.get(name) === 'visiting') return true;
+    state.set(name, 'visiting');
+    const cyclic = refsIn(defs[name]).some((ref) => {
+      const next = LOCAL_REF.exec(ref)?.[1];
+      return next !== undefined && visit(next);
+    });
+    state.set(name, 'done');
+    return cyclic;
+  };
+  for (const name of Object.keys(defs))
+    if (visit(name)) out.push(`/$defs/${name}: refers back to itself; a rule's depth must be bounded`);
+  return out;
+}
+
 /**
  * Where a request schema breaks the rule, as JSON pointers with the reason: the check behind the
  * route test that every registered route is covered, and behind `installInputRules`'s start-up guard.
@@ -167,9 +209,14 @@ function hardenNode(node: Schema): Schema {
 export function inputRuleViolations(node: unknown, path = ''): string[] {
   if (Array.isArray(node)) return node.flatMap((n, i) => inputRuleViolations(n, `${path}/${i}`));
   if (!isObject(node)) return [];
-  if (node.$ref !== undefined) return [`${path}: a $ref the rule cannot follow; inline the schema`];
+  const rootRefs = path === '' ? localRefViolations(node) : [];
+  if (node.$ref !== undefined) {
+    if (typeof node.$ref === 'string' && LOCAL_REF.test(node.$ref) && Object.keys(node).length === 1)
+      return rootRefs;
+    return [`${path}: a $ref the rule cannot follow; inline the schema or refer to the root's $defs`];
+  }
   if (isUnconstrained(node)) return [`${path}: accepts any value; give it a schema`];
-  const out: string[] = [];
+  const out: string[] = [...rootRefs];
   for (const key of SUBSCHEMA_MAPS) {
     const map = node[key];
     if (isObject(map))
@@ -224,7 +271,8 @@ function withAllParams(url: string, params: unknown): unknown {
 
 /**
  * Applies the rule to every route registered on `app` after this call. A route whose schema still
- * breaks it (an unconstrained value, a `$ref`) stops the app from starting, naming route and field.
+ * breaks it (an unconstrained value, a `$ref` outside the root's `$defs`, a cycle) stops the app from
+ * starting, naming route and field.
  */
 export function installInputRules(app: FastifyInstance): void {
   const routes: RouteInputs[] = [];

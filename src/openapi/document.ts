@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifySchema } from 'fastify';
 import { type GuardDoc, guardDocs } from '../http/route-doc.js';
+import { LOCAL_REF } from '../http/input-rules.js';
 import { rateLimits } from '../config/defaults.js';
 import { componentNames, ERROR_COMPONENTS } from './components.js';
 
@@ -62,10 +63,18 @@ const toOpenApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 /**
  * Converts route schemas to OpenAPI schemas: a schema that is one of the named components becomes a
  * `$ref` (found by identity, so a route that uses `App` refers to `#/components/schemas/App`); `$id`
- * is dropped (components are named by the document, not by the validator's ids).
+ * is dropped (components are named by the document, not by the validator's ids). A request schema's
+ * `$defs` (src/http/input-rules.ts lets a body refer to them) become components under their own
+ * names: in the document `#/$defs/…` would resolve against the document's root, not the schema's.
  */
 class SchemaConverter {
-  constructor(private readonly names: Map<object, string>) {}
+  /** The `$defs` met so far, converted, by name. */
+  readonly hoisted = new Map<string, Json>();
+  private readonly taken: Set<string>;
+
+  constructor(private readonly names: Map<object, string>) {
+    this.taken = new Set(names.values());
+  }
 
   convert(node: unknown, root = false): unknown {
     if (Array.isArray(node)) return node.map((n) => this.convert(n));
@@ -75,9 +84,23 @@ class SchemaConverter {
     const out: Json = {};
     for (const [k, v] of Object.entries(node)) {
       if (k === '$id') continue;
-      out[k] = this.convert(v);
+      if (k === '$defs' && isObject(v)) {
+        for (const [def, schema] of Object.entries(v)) this.hoist(def, schema);
+        continue;
+      }
+      const local = k === '$ref' && typeof v === 'string' ? LOCAL_REF.exec(v) : null;
+      out[k] = local ? `#/components/schemas/${local[1]}` : this.convert(v);
     }
     return out;
+  }
+
+  private hoist(name: string, schema: unknown): void {
+    if (this.taken.has(name)) throw new Error(`a request schema's $defs/${name} takes a component's name`);
+    const converted = this.convert(schema, true) as Json;
+    const before = this.hoisted.get(name);
+    if (before && JSON.stringify(before) !== JSON.stringify(converted))
+      throw new Error(`two request schemas define $defs/${name} differently`);
+    this.hoisted.set(name, converted);
   }
 }
 
@@ -314,7 +337,14 @@ function operationResponses(
 
 /** Components the operations reach (a module may export a schema only its own schemas embed), by name. */
 function reachedSchemas(names: Map<object, string>, conv: SchemaConverter, roots: unknown[]): Json {
-  const converted = new Map([...names.entries()].map(([schema, name]) => [name, conv.convert(schema, true)]));
+  const byName = new Map([...names.entries()].map(([schema, name]) => [name, schema]));
+  // Converted when reached, not before: converting a component hoists its `$defs`.
+  const converted = new Map<string, unknown>();
+  const component = (name: string): unknown => {
+    if (!converted.has(name))
+      converted.set(name, conv.hoisted.get(name) ?? conv.convert(byName.get(name), true));
+    return converted.get(name);
+  };
   const reached = new Set<string>();
   const visit = (node: unknown): void => {
     if (Array.isArray(node)) {
@@ -325,13 +355,13 @@ function reachedSchemas(names: Map<object, string>, conv: SchemaConverter, roots
     const ref = typeof node.$ref === 'string' ? /^#\/components\/schemas\/(.+)$/.exec(node.$ref) : null;
     if (ref && !reached.has(ref[1])) {
       reached.add(ref[1]);
-      visit(converted.get(ref[1]));
+      visit(component(ref[1]));
     }
     for (const v of Object.values(node)) visit(v);
   };
   for (const root of roots) visit(root);
   const schemas: Json = {};
-  for (const name of [...reached].sort()) schemas[name] = converted.get(name);
+  for (const name of [...reached].sort()) schemas[name] = component(name);
   return schemas;
 }
 

@@ -5,11 +5,14 @@ import { Type } from 'typebox';
 import Fastify from 'fastify';
 import { makeAjv } from '../../src/http/ajv.js';
 import {
+  hardenSchema,
   inputDefaults,
   inputRuleViolations,
   installInputRules,
   registeredRoutes,
+  SAFE_TEXT_PATTERN,
 } from '../../src/http/input-rules.js';
+import { CreatePolicyBody } from '../../src/modules/token-gates/gate-policies.schemas.js';
 import { buildTestApp, createUser, json, type TestApp, type TestUser } from '../helpers/app.js';
 import { seedOrg, type TestOrg } from '../helpers/fixtures.js';
 
@@ -242,6 +245,60 @@ describe('input rule: every string NUL-free and bounded, every integer in range'
     assert.equal((await app.inject({ method: 'POST', url: '/b', payload: { name: 'x' } })).statusCode, 200);
     const nul = await app.inject({ method: 'POST', url: '/a', payload: { name: 'x\u0000' } });
     assert.equal(nul.statusCode, 400);
+    await app.close();
+  });
+
+  it("follows a reference into the root's $defs, and refuses a cycle, a missing def or any other $ref", () => {
+    const level = (child: unknown) => ({
+      type: 'object',
+      properties: { not: child, id: { type: 'string' } },
+    });
+    const leaf = {
+      type: 'object',
+      properties: { id: { type: 'string', maxLength: 9, pattern: SAFE_TEXT_PATTERN } },
+    };
+    const body = ($defs: object, ref: string) => ({
+      type: 'object',
+      $defs,
+      properties: { rule: { $ref: ref } },
+    });
+    const bounded = body({ Leaf: leaf, Two: level({ $ref: '#/$defs/Leaf' }) }, '#/$defs/Two');
+    // The unbounded id of Two is found where Two is defined; the reference itself is fine.
+    assert.deepEqual(inputRuleViolations(bounded), [
+      '/$defs/Two/properties/id: string without maxLength',
+      '/$defs/Two/properties/id: string whose pattern allows NUL',
+    ]);
+    assert.deepEqual(inputRuleViolations(hardenSchema(bounded)), []);
+    const cyclic = hardenSchema(body({ Loop: level({ $ref: '#/$defs/Loop' }) }, '#/$defs/Loop'));
+    assert.deepEqual(inputRuleViolations(cyclic), [
+      "/$defs/Loop: refers back to itself; a rule's depth must be bounded",
+    ]);
+    assert.deepEqual(
+      inputRuleViolations(hardenSchema({ type: 'object', properties: { a: { $ref: '#/$defs/Nope' } } })),
+      [': #/$defs/Nope names no schema in $defs'],
+    );
+    for (const ref of ['#/definitions/X', 'https://example.test/s.json', '#/$defs/X/properties/a'])
+      assert.match(
+        inputRuleViolations({ $defs: { X: leaf }, type: 'object', properties: { a: { $ref: ref } } }).join(),
+        /\/properties\/a: a \$ref the rule cannot follow/,
+      );
+  });
+
+  it('validates a gate policy rule through its $defs, five levels and no more', async () => {
+    const app = Fastify();
+    installInputRules(app);
+    const ajv = makeAjv(false);
+    app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
+    app.post('/policy', { schema: { body: CreatePolicyBody } }, async () => ({ ok: true }));
+    await app.ready();
+    const post = (rule: unknown) =>
+      app.inject({ method: 'POST', url: '/policy', payload: { name: 'p', rule } });
+    const deep = (n: number): unknown => (n === 1 ? { gate: 'g1' } : { not: deep(n - 1) });
+    assert.equal((await post(deep(5))).statusCode, 200);
+    // A sixth level is left to the service (which names `rule`); the schema stops looking there.
+    assert.equal((await post(deep(6))).statusCode, 200);
+    assert.equal((await post({ not: { not: { not: { not: { gate: 'x\u0000' } } } } })).statusCode, 400);
+    assert.equal((await post({ all: [{ any: [{ gate: 'a', extra: 1 }] }] })).statusCode, 400);
     await app.close();
   });
 

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { declaredPattern, SAFE_TEXT_PATTERN } from '../../src/http/input-rules.js';
+import { declaredPattern, LOCAL_REF, SAFE_TEXT_PATTERN } from '../../src/http/input-rules.js';
 
 /**
  * fast-check arbitraries from a route's own JSON Schema (TypeBox output, after the input rule):
@@ -110,9 +110,34 @@ function numberArb(s: Schema, integer: boolean): fc.Arbitrary<number> {
   return fc.oneof({ weight: 4, arbitrary: inner }, fc.constantFrom(lo, hi));
 }
 
+/**
+ * The schema with its local references (`#/$defs/…`, which the input rule allows and keeps acyclic)
+ * replaced by what they name, so the generators below see one tree.
+ */
+export function inlineLocalRefs(schema: unknown): unknown {
+  const defs = ((schema as Schema | null)?.$defs ?? {}) as Record<string, unknown>;
+  const done = new Map<string, unknown>();
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (!node || typeof node !== 'object') return node;
+    const ref = (node as Schema).$ref;
+    const name = typeof ref === 'string' ? LOCAL_REF.exec(ref)?.[1] : undefined;
+    if (name !== undefined) {
+      if (!done.has(name)) done.set(name, walk(defs[name]));
+      return done.get(name);
+    }
+    return Object.fromEntries(
+      Object.entries(node)
+        .filter(([k]) => k !== '$defs')
+        .map(([k, v]) => [k, walk(v)]),
+    );
+  };
+  return walk(schema);
+}
+
 /** Values `schema` should accept (mostly: generated patterns are cut to maxLength). */
 export function validArb(schema: unknown, depth = 0): fc.Arbitrary<unknown> {
-  const s = (schema ?? {}) as Schema;
+  const s = ((depth === 0 ? inlineLocalRefs(schema) : schema) ?? {}) as Schema;
   if ('const' in s) return fc.constant(s.const);
   if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
   const union = (s.anyOf ?? s.oneOf) as unknown[] | undefined;
@@ -167,7 +192,7 @@ function objectArb(
  * case, so most of a request is still valid and reaches past the first check.
  */
 export function fuzzArb(schema: unknown, depth = 0): fc.Arbitrary<unknown> {
-  const s = (schema ?? {}) as Schema;
+  const s = ((depth === 0 ? inlineLocalRefs(schema) : schema) ?? {}) as Schema;
   const t = typesOf(s);
   const structured = t.includes('object') && !('const' in s) && !s.enum && !s.anyOf;
   const own: fc.Arbitrary<unknown> = structured
