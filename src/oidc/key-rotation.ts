@@ -22,7 +22,7 @@ export async function rotateKeysOnSchedule(ctx: AppContext): Promise<string | nu
     const due = activation(newest) + days * 24 * 3600 * 1000;
     const lead = defaults.keyPublishLead * 1000;
     if (now < due - lead) return null;
-    const row = newSigningKeyRow(ctx.encryptor, ctx.clock);
+    const row = await newSigningKeyRow(ctx.encryptor, ctx.clock);
     // Published at least a day before it signs, even when the schedule was missed (instances down).
     const activatesAt = new Date(Math.max(due, now + lead));
     await keys.insertScheduled({ ...row, activates_at: activatesAt });

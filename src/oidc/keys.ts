@@ -1,4 +1,5 @@
-import { generateKeyPairSync, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { generateKeyPair, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
 import { defaults } from '../config/defaults.js';
 import type { Clock } from '../lib/clock.js';
 import type { Encryptor } from '../lib/encryption.js';
@@ -19,9 +20,18 @@ interface KeyState {
   loadedAt: number;
 }
 
-/** A new RSA-2048 signing key's row, its private part sealed with the encryption key. */
-export function newSigningKeyRow(encryptor: Encryptor, clock: Clock): Omit<SigningKeyRow, 'retired_at'> {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const generateRsaKeyPair = promisify(generateKeyPair);
+
+/**
+ * A new RSA-2048 signing key's row, its private part sealed with the encryption key. The key is made
+ * on the libuv pool: finding two 1024-bit primes takes 50–500 ms of CPU (it varies with luck), which
+ * on the event loop would stall every request of a live server at a scheduled rotation.
+ */
+export async function newSigningKeyRow(
+  encryptor: Encryptor,
+  clock: Clock,
+): Promise<Omit<SigningKeyRow, 'retired_at'>> {
+  const { privateKey, publicKey } = await generateRsaKeyPair('rsa', { modulusLength: 2048 });
   const kid = `${clock.now().toISOString().slice(0, 10).replace(/-/g, '')}-${randomAlphanumeric(8)}`;
   const jwk = publicKey.export({ format: 'jwk' });
   const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
@@ -74,7 +84,7 @@ export class KeyStore {
   async ensureKey(): Promise<void> {
     await this.store.withCreationLock(async (locked) => {
       if ((await locked.list()).length === 0)
-        await locked.insert(newSigningKeyRow(this.encryptor, this.clock));
+        await locked.insert(await newSigningKeyRow(this.encryptor, this.clock));
     });
     await this.reload();
   }

@@ -49,8 +49,9 @@ export function signingKeyStore(db: Executor): SigningKeyStore {
  * token they signed has expired (`retiredKeyGrace`).
  */
 export async function rotateSigningKey(db: Db, encryptor: Encryptor, clock: Clock): Promise<string> {
+  // Made before the transaction opens: no connection waits while the primes are found.
+  const row = await newSigningKeyRow(encryptor, clock);
   return db.transaction().execute(async (trx) => {
-    const row = newSigningKeyRow(encryptor, clock);
     await signingKeyStore(trx).insert(row);
     // Every other key is retired now, including one the schedule had set to retire later (a manual
     // rotation during the day a scheduled key waits is usually a leak: the grace starts now).

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/index.js';
+import { newSigningKeyRow } from '../../src/oidc/keys.js';
 import { rotateSigningKey } from '../../src/stores/signing-keys.store.js';
 import { createContext } from '../../src/wiring.js';
 import { buildTestApp, consoleToken, json, type TestApp } from '../helpers/app.js';
@@ -22,6 +23,19 @@ describe('signing keys', () => {
     assert.equal(rows.length, 1);
     assert.match(rows[0].private_key_enc, /^v1\./);
     assert.ok(!rows[0].private_key_enc.includes('PRIVATE KEY'));
+  });
+
+  it('makes a new key off the event loop: the loop turns while the primes are found', async () => {
+    let turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
+    // Made on the event loop, the key would be done before this call returned, and the await would
+    // resume in a microtask, before any immediate.
+    const row = await newSigningKeyRow(t.ctx.encryptor, t.clock);
+    assert.ok(turned, 'an immediate ran while the key was made');
+    assert.equal(row.public_jwk.kty, 'RSA');
+    assert.equal(Buffer.from(row.public_jwk.n as string, 'base64url').length, 256);
   });
 
   it('rotation signs with the new key at once and keeps the old one until its tokens expire', async () => {
