@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { defaults } from './config/defaults.js';
 import type { AppContext } from './context.js';
 import { requestValidatorCompiler } from './http/ajv.js';
+import { cachedSerializerFactory } from './http/serializer.js';
 import { frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { installInputRules } from './http/input-rules.js';
 import { installKeyScopes } from './http/key-scopes.js';
@@ -128,6 +129,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     forceCloseConnections: 'idle',
     frameworkErrors: frameworkErrorHandler,
+    schemaController: { compilersFactory: { buildSerializer: cachedSerializerFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(requestValidatorCompiler());
