@@ -33,4 +33,19 @@ describe('response serializers', () => {
     assert.notEqual(ceil, noRounding);
     assert.equal(ceil(1.2), '2');
   });
+
+  it('caches nothing whose options or schema JSON would not tell apart', () => {
+    // Two apps whose Ajv formats differ only in a RegExp: as JSON both are `{}`.
+    const tagged = (pattern: RegExp) =>
+      cachedSerializerFactory()(undefined, { ajv: { formats: { tag: pattern } } })(
+        route({ anyOf: [{ type: 'string', format: 'tag' }, { type: 'number' }] }),
+      );
+    const a = tagged(/^a/);
+    const b = tagged(/^b/);
+    assert.notEqual(a, b);
+    assert.equal(b('bob'), '"bob"');
+    const withDate = (d: Date) =>
+      cachedSerializerFactory()(undefined, {})(route({ type: 'string', default: d }));
+    assert.notEqual(withDate(new Date(1)), withDate(new Date(2)));
+  });
 });
