@@ -24,8 +24,9 @@ const generateRsaKeyPair = promisify(generateKeyPair);
 
 /**
  * A new RSA-2048 signing key's row, its private part sealed with the encryption key. The key is made
- * on the libuv pool: finding two 1024-bit primes takes 50–500 ms of CPU (it varies with luck), which
- * on the event loop would stall every request of a live server at a scheduled rotation.
+ * on the libuv pool: finding two 1024-bit primes takes 60–650 ms of CPU (median ~160 ms; it varies
+ * with luck and with the VM), which on the event loop would stall every request of a live server at
+ * a scheduled rotation.
  */
 export async function newSigningKeyRow(
   encryptor: Encryptor,

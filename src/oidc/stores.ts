@@ -72,7 +72,12 @@ export interface TokenStore {
   consumeRefresh(id: string, now: Date): Promise<RefreshTokenRow | null>;
   /** Unconsumed, unrevoked, unexpired, of a user not deleted; else null. */
   findActiveRefresh(tokenHash: string, now: Date): Promise<ActiveRefreshToken | null>;
-  insertRefresh(tx: Tx, row: RefreshTokenRow): Promise<void>;
+  /**
+   * Writes the refresh token in `tx`; false, writing nothing, when it names a browser session that
+   * has ended. The session stays locked against logout until `tx` ends, so a logout committing
+   * meanwhile either comes first (false here) or sees the token and revokes it.
+   */
+  insertRefresh(tx: Tx, row: RefreshTokenRow): Promise<boolean>;
 }
 
 /** The jti record of an issued user access token (revoking its family revokes it). */
@@ -102,6 +107,8 @@ export interface RevocationStore {
   revokeFamilies(tx: Tx | undefined, filter: FamilyFilter, now: Date): Promise<void>;
   /** Marks the user's unredeemed codes as used. */
   burnCodesOfUser(tx: Tx, userId: string, now: Date): Promise<void>;
+  /** Marks the unredeemed codes issued in these browser sessions as used. */
+  burnCodesOfSessions(tx: Tx, sessionIds: string[], now: Date): Promise<void>;
   revokeAccessToken(tx: Tx | undefined, jti: string, expiresAt: Date, now: Date): Promise<void>;
   /** Whether the jti is revoked, and (for a user id) whether that user is live — one read. */
   tokenState(jti: string, userId: string | null): Promise<{ revoked: boolean; live: boolean }>;

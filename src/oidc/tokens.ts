@@ -277,7 +277,7 @@ async function recordUserGrant(
   return ctx.stores.transaction(async (tx) => {
     await record(tx);
     if (refreshToken) {
-      await tokens.insertRefresh(tx, {
+      const written = await tokens.insertRefresh(tx, {
         id: newId('rt_'),
         token_hash: sha256(refreshToken),
         family_id: user.familyId,
@@ -291,6 +291,9 @@ async function recordUserGrant(
         consumed_at: null,
         revoked_at: null,
       });
+      // Logged out between the code's (or the old refresh token's) redemption and here: nothing is
+      // answered, and the access token recorded with the redemption was revoked by that logout.
+      if (!written) throw new OAuthError('invalid_grant', 'the sign-in session of this grant has ended');
     }
     if (!(await events.wanted(tx, client.orgId, eventType))) return;
     await events.record(tx, {

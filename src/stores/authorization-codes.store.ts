@@ -14,12 +14,13 @@ export async function burnCodesOfUser(db: Executor, userId: string, now: Date): 
     .execute();
 }
 
-/** Marks the unredeemed codes issued in a browser session as used (the session was ended). */
-export async function burnCodesOfSession(db: Executor, sessionId: string, now: Date): Promise<void> {
+/** Marks the unredeemed codes issued in these browser sessions as used (the sessions end). */
+export async function burnCodesOfSessions(db: Executor, sessionIds: string[], now: Date): Promise<void> {
+  if (sessionIds.length === 0) return;
   await db
     .updateTable('authorization_codes')
     .set({ consumed_at: now })
-    .where('session_id', '=', sessionId)
+    .where('session_id', 'in', sessionIds)
     .where('consumed_at', 'is', null)
     .execute();
 }

@@ -4,7 +4,7 @@ import type { Db, Executor } from '../db/schema.js';
 import { invalidateEverywhere } from '../events/invalidation.js';
 import type { Clock } from '../lib/clock.js';
 import type { FamilyFilter, RevocationStore } from '../oidc/stores.js';
-import { burnCodesOfSession, burnCodesOfUser, sweepCodes } from './authorization-codes.store.js';
+import { burnCodesOfSessions, burnCodesOfUser, sweepCodes } from './authorization-codes.store.js';
 import { sweepDevices } from './device-authorizations.store.js';
 import { revokeRefreshTokens, sweepRefreshTokens } from './tokens.store.js';
 
@@ -22,7 +22,7 @@ async function revokeFamilies(db: Executor, filter: FamilyFilter, now: Date): Pr
   if (filter.clientId) access = access.where('client_id', '=', filter.clientId);
   if (filter.sessionId) {
     access = access.where('session_id', '=', filter.sessionId);
-    await burnCodesOfSession(db, filter.sessionId, now);
+    await burnCodesOfSessions(db, [filter.sessionId], now);
   }
   await revokeRefreshTokens(db, filter, now);
   const revoked = await db
@@ -96,6 +96,7 @@ export function revocationStore(db: Db): RevocationStore {
     },
     revokeFamilies: (tx, filter, now) => revokeFamilies(tx ?? db, filter, now),
     burnCodesOfUser: (tx, userId, now) => burnCodesOfUser(tx, userId, now),
+    burnCodesOfSessions: (tx, sessionIds, now) => burnCodesOfSessions(tx, sessionIds, now),
     async revokeAccessToken(tx, jti, expiresAt, now) {
       await (tx ?? db)
         .insertInto('revoked_tokens')

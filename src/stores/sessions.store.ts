@@ -201,6 +201,21 @@ export function sessionClientCtes(source: string, clientId: string, now: Date): 
       on conflict (session_id, client_id) do nothing)`;
 }
 
+/**
+ * Whether the session is live, locked against its end (`for key share`: a logout's delete waits
+ * until `tx` ends) so a token tied to it can be written in `tx` without outliving a logout that
+ * commits meanwhile. A session already ended answers false.
+ */
+export async function lockLiveSession(tx: Executor, sessionId: string): Promise<boolean> {
+  const row = await tx
+    .selectFrom('sessions')
+    .select('id')
+    .where('id', '=', sessionId)
+    .forKeyShare()
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** `session_clients`: the apps issued tokens in each session (owned here, beside `sessions`). */
 export function sessionClientStore(db: Executor): SessionClientStore {
   return {

@@ -1,5 +1,6 @@
 import type { Db, Executor } from '../db/schema.js';
 import type { FamilyFilter, TokenStore } from '../oidc/stores.js';
+import { lockLiveSession } from './sessions.store.js';
 
 /** Revokes the refresh tokens of the families `filter` names. */
 export async function revokeRefreshTokens(db: Executor, filter: FamilyFilter, now: Date): Promise<void> {
@@ -62,7 +63,9 @@ export function tokenStore(db: Db): TokenStore {
       return row ?? null;
     },
     async insertRefresh(tx, row) {
+      if (row.session_id !== null && !(await lockLiveSession(tx, row.session_id))) return false;
       await tx.insertInto('refresh_tokens').values(row).execute();
+      return true;
     },
   };
 }

@@ -88,6 +88,10 @@ function revocations(data: MemoryData): EngineStores['revocations'] {
     async burnCodesOfUser(_tx, userId, now) {
       for (const c of data.codes.values()) if (c.user_id === userId && !c.consumed_at) c.consumed_at = now;
     },
+    async burnCodesOfSessions(_tx, sessionIds, now) {
+      for (const c of data.codes.values())
+        if (c.session_id && sessionIds.includes(c.session_id) && !c.consumed_at) c.consumed_at = now;
+    },
     async revokeAccessToken(_tx, jti, expiresAt) {
       if (!data.revoked.has(jti)) data.revoked.set(jti, expiresAt);
     },
@@ -260,6 +264,7 @@ export function memoryStores(): { stores: EngineStores; data: MemoryData } {
       },
       async insertRefresh(_tx, row) {
         data.refresh.set(row.id, { ...row });
+        return true;
       },
     },
     revocations: revocations(data),

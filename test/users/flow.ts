@@ -46,7 +46,22 @@ export async function signInToApp(
   }
   const code = new URL(String(redirectTo)).searchParams.get('code');
   assert.ok(code, `no code in ${redirectTo}`);
-  const token = await t.app.inject({
+  const token = await redeemCode(t, client, code, verifier);
+  assert.equal(token.statusCode, 200, token.body);
+  const body = token.json();
+  assert.ok(body.refresh_token, 'expected a refresh token (offline_access)');
+  return {
+    userId: String(decodeJwt(body.access_token).sub),
+    accessToken: body.access_token,
+    refreshToken: body.refresh_token,
+    idToken: body.id_token,
+    jar,
+  };
+}
+
+/** The token request that redeems `code` (with its PKCE verifier) for `client`. */
+export function redeemCode(t: TestApp, client: SeededClient, code: string, verifier: string) {
+  return t.app.inject({
     method: 'POST',
     url: '/oauth2/token',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -59,16 +74,6 @@ export async function signInToApp(
       ...(client.clientSecret ? { client_secret: client.clientSecret } : {}),
     }).toString(),
   });
-  assert.equal(token.statusCode, 200, token.body);
-  const body = token.json();
-  assert.ok(body.refresh_token, 'expected a refresh token (offline_access)');
-  return {
-    userId: String(decodeJwt(body.access_token).sub),
-    accessToken: body.access_token,
-    refreshToken: body.refresh_token,
-    idToken: body.id_token,
-    jar,
-  };
 }
 
 export function refresh(t: TestApp, client: SeededClient, refreshToken: string) {

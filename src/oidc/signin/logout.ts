@@ -15,6 +15,11 @@ import type { EndedSession } from './stores.js';
  */
 export function endSessions(ctx: AppContext, ids: string[], tx?: Tx): Promise<EndedSession[]> {
   const run = async (t: Tx) => {
+    // Codes before sessions: the token step's one statement locks its code, then the code's session
+    // (authorization-codes.store.ts). Logout locking them in the other order could deadlock with a
+    // code redeemed at that moment; in this order the redemption either waits and finds its code
+    // burnt, or commits first and its access token is among those revoked below.
+    await ctx.stores.revocations.burnCodesOfSessions(t, ids, ctx.clock.now());
     const ended = await ctx.stores.signin.on(t).sessions.end(ids);
     await revokeSessionTokens(
       ctx,
