@@ -145,6 +145,59 @@ export function cpuSeconds(pid: number | undefined): number | null {
 }
 
 /**
+ * Nanoseconds on a CPU so far of every thread of `pid` and of its child processes, from the
+ * scheduler's own count (`/proc/<pid>/task/<tid>/schedstat`): exact, where `/proc/<pid>/stat` counts
+ * in 10 ms ticks. For the CPU of one request, read before and after it. Null without /proc.
+ */
+export function runtimeNs(pid: number | undefined): number | null {
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')) {
+      if (child) ns += runtimeNs(Number(child)) ?? 0;
+    }
+    return ns;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `runtimeNs` of each PostgreSQL process of this machine, by pid. Compare two reads pid by pid:
+ * backends and autovacuum workers come and go, so a plain sum can fall between two reads.
+ */
+export function postgresRuntimes(): Map<string, number> {
+  const runtimes = new Map<string, number>();
+  try {
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        if (!readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(postgres)')) continue;
+        runtimes.set(pid, Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]));
+      } catch {
+        // The process ended between the listing and the read.
+      }
+    }
+  } catch {
+    // No /proc: nothing to count.
+  }
+  return runtimes;
+}
+
+/** Nanoseconds PostgreSQL spent between two `postgresRuntimes` reads (a new process: all of its). */
+export function postgresRuntimeSince(before: Map<string, number>, after: Map<string, number>): number {
+  let ns = 0;
+  for (const [pid, now] of after) ns += now - (before.get(pid) ?? 0);
+  return ns;
+}
+
+/**
  * CPU seconds all PostgreSQL processes of this machine have used so far (backends, WAL writer,
  * checkpointer: every `postgres` process /proc shows); null without /proc. On a machine running
  * nothing else against PostgreSQL, the difference over a run is the database's share of it.

@@ -6,6 +6,8 @@
  *   consent step; the answer carries the code) → POST /oauth2/token (PKCE) → tokens.
  *   DATABASE_URL=postgres://… node --import tsx bench/signin-flow.ts [--duration 5] [--browsers 50]
  *     [--warmup 10]  (seconds of flows before the measured ones; `BENCH_WARMUP` through `npm run bench`)
+ *     [--steps 0]  (after the measured seconds, one browser runs this many flows one after another and
+ *     the CPU each step cost the server and PostgreSQL is printed, read from the scheduler's counts)
  * Each browser keeps one wallet (a returning user after its first flow) and starts every flow
  * without cookies. Flows/s
  * counts completed token responses; the server's CPU per flow is read from /proc. The signatures are
@@ -25,7 +27,10 @@ import {
   dropSchema,
   gatehouseEnv,
   postgresCpuSeconds,
+  postgresRuntimeSince,
+  postgresRuntimes,
   profileArgs,
+  runtimeNs,
   seedGatehouse,
   waitForAllWorkers,
   withWorkers,
@@ -34,6 +39,7 @@ import {
 const duration = numberArg('duration', 5);
 const browsers = numberArg('browsers', 50);
 const warmup = numberArg('warmup', Number(process.env.BENCH_WARMUP) || 10);
+const steps = numberArg('steps', 0);
 const FLOW_CLIENT = 'bench-flow-client';
 const REDIRECT = 'https://app.bench.example/callback';
 
@@ -119,8 +125,12 @@ class Browser {
     return JSON.parse(res.body) as Record<string, unknown>;
   }
 
-  /** One whole flow; resolves when the token endpoint has answered with tokens. */
-  async flow(): Promise<void> {
+  /**
+   * One whole flow; resolves when the token endpoint has answered with tokens. `mark` is called with
+   * each step's name once its answer is in, and with 'start' before the first request.
+   */
+  async flow(mark: (step: string) => void = () => {}): Promise<void> {
+    mark('start');
     // No session from the previous flow (it would answer authorize with a code at once): a returning
     // user signing in again.
     this.jar.clear();
@@ -136,6 +146,7 @@ class Browser {
       code_challenge_method: 'S256',
     });
     const auth = await this.send('GET', `/oauth2/authorize?${q}`, { cookie: this.cookie() });
+    mark('authorize');
     const id = String(auth.location).split('/signin/')[1];
     if (!id) throw new Error(`authorize: ${auth.status} ${auth.location}`);
     const { message } = (await this.post(`/interactions/${id}/wallet/challenge`, {
@@ -143,12 +154,14 @@ class Browser {
     })) as {
       message: string;
     };
+    mark('wallet challenge');
     const signature = sign(null, Buffer.from(message, 'utf8'), this.key.privateKey).toString('base64');
     const done = await this.post(`/interactions/${id}/wallet/verify`, {
       address: this.address,
       signature,
       signedMessage: Buffer.from(message, 'utf8').toString('base64'),
     });
+    mark('wallet verify');
     const code = new URL(String(done.redirectTo)).searchParams.get('code');
     if (!code) throw new Error(`verify: ${JSON.stringify(done)}`);
     const token = await this.send(
@@ -163,9 +176,36 @@ class Browser {
         code_verifier: verifier,
       }).toString(),
     );
+    mark('token');
     const tokens = JSON.parse(token.body) as { id_token?: string };
     if (token.status !== 200 || !tokens.id_token) throw new Error(`token: ${token.status} ${token.body}`);
   }
+}
+
+/**
+ * One browser runs `n` flows one after another; prints the CPU each step cost the server (all its
+ * threads: the libuv pool's signatures included) and PostgreSQL, on average. Nothing else loads
+ * the server meanwhile, so each step's counts are its own.
+ */
+async function perStep(browser: Browser, pid: number | undefined, n: number): Promise<void> {
+  const server = new Map<string, number>();
+  const database = new Map<string, number>();
+  let s0 = 0;
+  let d0 = new Map<string, number>();
+  const mark = (step: string) => {
+    const s = runtimeNs(pid) ?? 0;
+    const d = postgresRuntimes();
+    if (step !== 'start') {
+      server.set(step, (server.get(step) ?? 0) + s - s0);
+      database.set(step, (database.get(step) ?? 0) + postgresRuntimeSince(d0, d));
+    }
+    s0 = s;
+    d0 = d;
+  };
+  for (let i = 0; i < n; i++) await browser.flow(mark);
+  const us = (ns: number | undefined) => ((ns ?? 0) / n / 1000).toFixed(0).padStart(6);
+  console.log(`CPU per step, one browser, ${n} flows in a row (µs):  server  PostgreSQL`);
+  for (const [step, ns] of server) console.log(`  ${step.padEnd(18)} ${us(ns)}  ${us(database.get(step))}`);
 }
 
 /** Every browser runs flows back to back for `seconds`; completed flows, their latencies, errors. */
@@ -245,6 +285,7 @@ async function main(): Promise<void> {
         `${browsers} browsers; p99 ${pct(times, 99).toFixed(0)} ms; ${errors.length} errors; CPU per flow of the load generator ${generatorUs.toFixed(0)} µs` +
         (databaseUs === undefined ? '' : `, of PostgreSQL ${databaseUs.toFixed(0)} µs`),
     });
+    if (steps > 0) await perStep(all[0], child.pid, steps);
   } finally {
     await pool?.destroy();
     child?.kill('SIGTERM');
