@@ -94,16 +94,27 @@ export function revocationStore(db: Db): RevocationStore {
         })
         .execute();
     },
-    revokeFamilies: (tx, filter, now) => revokeFamilies(tx ?? db, filter, now),
+    // Without a caller's transaction, one of its own: the revocation and its announcement commit
+    // together. Apart, a crash (or a failed notify) after the insert committed would leave other
+    // instances serving the tokens from their caches, and a retry would announce nothing (its insert
+    // finds the jtis already there).
+    revokeFamilies: (tx, filter, now) =>
+      tx
+        ? revokeFamilies(tx, filter, now)
+        : db.transaction().execute((trx) => revokeFamilies(trx, filter, now)),
     burnCodesOfUser: (tx, userId, now) => burnCodesOfUser(tx, userId, now),
     burnCodesOfSessions: (tx, sessionIds, now) => burnCodesOfSessions(tx, sessionIds, now),
     async revokeAccessToken(tx, jti, expiresAt, now) {
-      await (tx ?? db)
-        .insertInto('revoked_tokens')
-        .values({ jti, expires_at: expiresAt, revoked_at: now })
-        .onConflict((oc) => oc.column('jti').doNothing())
-        .execute();
-      await tokensRevoked(tx ?? db, [jti]);
+      const revoke = async (trx: Executor) => {
+        await trx
+          .insertInto('revoked_tokens')
+          .values({ jti, expires_at: expiresAt, revoked_at: now })
+          .onConflict((oc) => oc.column('jti').doNothing())
+          .execute();
+        await tokensRevoked(trx, [jti]);
+      };
+      // As revokeFamilies: the row and its announcement in one commit.
+      await (tx ? revoke(tx) : db.transaction().execute(revoke));
     },
     async tokenState(jti, userId) {
       const { rows } = await sql<{ revoked: boolean; live: boolean | null }>`
