@@ -143,6 +143,11 @@ export const defaults = {
   discoveryMaxAge: 3600,
   /** JWKS Cache-Control max-age (clients cache by kid for at least 10 minutes). */
   jwksMaxAge: 600,
+  /**
+   * Access tokens whose signature and claims an instance remembers having verified (by SHA-256,
+   * at most 60 s each; src/oidc/tokens.ts `verifiedClaims`). Past this, the least recently used go.
+   */
+  verifiedTokenCacheMax: 20_000,
   /** How stale an instance's copy of the key set may be before it rereads it (milliseconds). */
   keySetRefreshMs: 1000,
   /**

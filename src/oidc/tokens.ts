@@ -2,6 +2,7 @@ import { createHash, sign as cryptoSign } from 'node:crypto';
 import { defaults } from '../config/defaults.js';
 import type { AppContext } from '../context.js';
 import { OAuthError } from '../http/errors.js';
+import { BoundedCache } from '../lib/bounded-cache.js';
 import { sha256 } from '../lib/hash.js';
 import { newId, newSecret } from '../lib/ids.js';
 import type { Client } from './clients.js';
@@ -344,9 +345,49 @@ export async function verifyAccessToken(
   token: string,
   opts?: { audience?: string },
 ): Promise<AccessTokenClaims | null> {
+  const claims = await verifiedClaims(ctx, token, opts?.audience);
+  if (!claims) return null;
+  for (const check of ctx.hooks.accessTokenChecks) {
+    if (!(await check(claims))) return null;
+  }
+  return claims;
+}
+
+/** An access token's claims once its signature and claims checked out, with the key set then. */
+interface VerifiedToken {
+  claims: AccessTokenClaims;
+  jwks: string;
+}
+
+/** Per key store (one per app): verified access tokens by audience and the token's SHA-256. */
+const verifiedTokens = new WeakMap<object, BoundedCache<VerifiedToken>>();
+
+/**
+ * The signature and claims part of `verifyAccessToken`, remembered per instance: an RS256 check and
+ * jose's parsing were about a third of a `/userinfo` request's CPU, and a client sends the same token
+ * until it expires. Only tokens that verified are kept (a forged one cannot fill the cache), under
+ * their SHA-256 (no token text is kept), until `min(exp, 60 s)`, and only while the key set is the one
+ * they were verified with: a key leaving the set refuses its tokens here as it does below. The
+ * per-request checks (revoked jti, disabled app, deleted user) are not cached by this.
+ */
+async function verifiedClaims(
+  ctx: AppContext,
+  token: string,
+  audience: string | undefined,
+): Promise<AccessTokenClaims | null> {
+  let cache = verifiedTokens.get(ctx.keys);
+  if (!cache) {
+    cache = new BoundedCache(defaults.verifiedTokenCacheMax);
+    verifiedTokens.set(ctx.keys, cache);
+  }
+  const key = `${audience ?? ''} ${sha256(token)}`;
+  const jwks = await ctx.keys.jwks();
+  const now = ctx.clock.nowMs();
+  const hit = cache.get(key, now);
+  if (hit && hit.jwks === jwks && now < hit.claims.exp * 1000) return { ...hit.claims };
   const claims = await verifyJwt(ctx.keys, ctx.clock, token, {
     issuer: ctx.config.issuer,
-    audience: opts?.audience,
+    audience,
     typ: 'at+jwt',
   });
   if (
@@ -358,10 +399,9 @@ export async function verifyAccessToken(
     typeof claims.iat !== 'number'
   )
     return null;
-  for (const check of ctx.hooks.accessTokenChecks) {
-    if (!(await check(claims))) return null;
-  }
-  return claims as AccessTokenClaims;
+  const verified = claims as AccessTokenClaims;
+  cache.set(key, { claims: { ...verified }, jwks }, Math.min(verified.exp * 1000, now + 60_000));
+  return verified;
 }
 
 /** Whether a string has the shape of a compact JWS (three base64url parts). */
