@@ -72,6 +72,11 @@ export interface AppContext {
     systemPermissions?: (userId: string) => Promise<Set<string>>;
     /** What a brand's deletion disables with it, in its transaction (apps, connections; wiring.ts). */
     brandDeleted?: BrandDeletedHandler[];
+    /**
+     * In `trx`, announces that every app of the brand changed (their cached clients carry the
+     * brand's gated scopes; the apps module's); returns what to run after the commit.
+     */
+    brandAppsChanged?: (trx: Executor, brandId: string) => Promise<() => void>;
     /** Client ids of a brand's live apps that list a scope (the apps module's): such a scope stays. */
     appsUsingScope?: (db: Executor, brandId: string, name: string) => Promise<string[]>;
   };

@@ -18,7 +18,11 @@ import { InvalidationBus } from './events/invalidation.js';
 import { addEventSink, setEventInterest } from './events/outbox.js';
 import { verifyApiKey } from './modules/api-keys/api-keys.service.js';
 import { appsUsingScope } from './modules/apps/apps.queries.js';
-import { disableAppsOfDeletedBrand, disableAppsOfDeletedOrg } from './modules/apps/apps.cascade.js';
+import {
+  brandAppsChanged,
+  disableAppsOfDeletedBrand,
+  disableAppsOfDeletedOrg,
+} from './modules/apps/apps.cascade.js';
 import { deleteBrandsOfOrg } from './modules/brands/brands.service.js';
 import {
   disableConnectionsOfDeletedBrand,
@@ -164,6 +168,7 @@ function wireModules(ctx: AppContext): void {
   ctx.hooks.systemPermissions = (userId) => systemPermissions(ctx, userId);
   ctx.hooks.brandDeleted = [disableAppsOfDeletedBrand, disableConnectionsOfDeletedBrand];
   ctx.hooks.appsUsingScope = appsUsingScope;
+  ctx.hooks.brandAppsChanged = (trx, brandId) => brandAppsChanged(ctx, trx, brandId);
   ctx.stores.gatePolicies = gatePolicyEvaluator(ctx);
 }
 

@@ -306,6 +306,29 @@ describe('gates in tokens', () => {
     assert.equal(decodeJwt(json(byDefault).access_token).scope, 'vault:list');
   });
 
+  it('gating a scope takes effect at once for a client already cached, and ungating it too', async () => {
+    const plain = await call('POST', scopesUrl(), { name: 'vault:audit', description: 'Audit the vault' });
+    assert.equal(plain.statusCode, 201, plain.body);
+    const res = await call('POST', appsUrl(), {
+      name: 'Vault auditor',
+      type: 'm2m',
+      allowedGrantTypes: ['client_credentials'],
+      allowedScopes: ['vault:audit'],
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    const robot = { clientId: json(res).clientId as string, clientSecret: json(res).clientSecret as string };
+    const ask = () => token(robot, { grant_type: 'client_credentials', scope: 'vault:audit' });
+    assert.equal((await ask()).statusCode, 200, 'ungated: granted, and the client is now cached');
+    const gated = await call('PATCH', `${scopesUrl()}/vault:audit`, { gatePolicyId: policyId });
+    assert.equal(gated.statusCode, 200, gated.body);
+    // No clock moved: the cached client was dropped when the change committed.
+    const refused = await ask();
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.equal(json(refused).error, 'invalid_scope');
+    assert.equal((await call('PATCH', `${scopesUrl()}/vault:audit`, { gatePolicyId: null })).statusCode, 200);
+    assert.equal((await ask()).statusCode, 200);
+  });
+
   it('the gates claim comes only with the gates scope', async () => {
     const wallet = createTestWallet();
     rpc.addWallet(wallet.address);

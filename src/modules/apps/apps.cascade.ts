@@ -1,3 +1,5 @@
+import type { AppContext } from '../../context.js';
+import type { Executor } from '../../db/schema.js';
 import type { BrandDeletedHandler } from '../brands/brands.service.js';
 import type { OrgDeletedHandler } from '../orgs/orgs.service.js';
 import { appChangeCommitted, notifyAppChanged } from './apps.notify.js';
@@ -20,6 +22,17 @@ export const disableAppsOfDeletedBrand: BrandDeletedHandler = async (trx, brand,
     })),
   };
 };
+
+/**
+ * Something every app of the brand carries in its cached client changed in `trx` (which of the
+ * brand's scopes are gated): every instance drops those clients when `trx` commits. Returns what
+ * to run after the commit, for this instance (`ctx.hooks.brandAppsChanged`, wired in src/wiring.ts).
+ */
+export async function brandAppsChanged(ctx: AppContext, trx: Executor, brandId: string): Promise<() => void> {
+  const ids = await q.clientIdsOfBrand(trx, brandId);
+  await notifyAppChanged(ctx, trx, ids);
+  return () => appChangeCommitted(ctx, ids);
+}
 
 /** A deleted org's apps are disabled. */
 export const disableAppsOfDeletedOrg: OrgDeletedHandler = async (trx, orgId, _clock, deletion) => {

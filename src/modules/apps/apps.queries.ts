@@ -164,6 +164,17 @@ export async function disableAppsOfOrg(db: Executor, orgId: string, now: Date): 
   return rows.map((r) => r.client_id);
 }
 
+/** Client ids of the brand's apps that are not deleted. */
+export async function clientIdsOfBrand(db: Executor, brandId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('apps')
+    .select('client_id')
+    .where('brand_id', '=', brandId)
+    .where('deleted_at', 'is', null)
+    .execute();
+  return rows.map((r) => r.client_id);
+}
+
 /** Client ids of the brand's live apps whose `allowedScopes` list `name`. */
 export async function appsUsingScope(db: Executor, brandId: string, name: string): Promise<string[]> {
   const rows = await db

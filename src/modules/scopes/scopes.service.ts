@@ -1,7 +1,7 @@
 import type { Static } from 'typebox';
 import type { AppContext } from '../../context.js';
 import { mapDbError } from '../../http/db-conflicts.js';
-import type { OrgRow } from '../../db/schema.js';
+import type { Executor, OrgRow } from '../../db/schema.js';
 import { recordMutation } from '../../events/outbox.js';
 import { conflict, notFound, validationFailed } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -50,6 +50,7 @@ export async function createScope(
         message: `"${body.name}" is a standard OIDC scope, always available`,
       },
     ]);
+  // No app lists a scope before it exists, so no cached client changes here.
   return ctx.db.transaction().execute(async (trx) => {
     const brand = await lockBrand(trx, org, brandSlug, 'share');
     await checkGatePolicyReference(ctx, trx, org.id, body.gatePolicyId, 'gatePolicyId');
@@ -86,7 +87,8 @@ export async function updateScope(
   name: string,
   body: Static<typeof ScopePatchBody>,
 ): Promise<ScopeOut> {
-  return ctx.db.transaction().execute(async (trx) => {
+  let committed = () => {};
+  const scope = await ctx.db.transaction().execute(async (trx) => {
     const brand = await lockBrand(trx, org, brandSlug, 'share');
     const before = await q.findScope(trx, brand.id, name);
     if (!before) throw notFound('scope');
@@ -97,8 +99,10 @@ export async function updateScope(
       ...(gatePolicyId !== before.gate_policy_id ? ['gatePolicyId'] : []),
     ];
     if (changed.length === 0) return toScope(before);
-    if (changed.includes('gatePolicyId'))
+    if (changed.includes('gatePolicyId')) {
       await checkGatePolicyReference(ctx, trx, org.id, gatePolicyId, 'gatePolicyId');
+      committed = await gatedScopesChanged(ctx, trx, brand.id);
+    }
     const row = await q.updateScope(trx, brand.id, name, {
       description,
       gate_policy_id: gatePolicyId,
@@ -115,6 +119,18 @@ export async function updateScope(
     });
     return toScope(row);
   });
+  committed();
+  return scope;
+}
+
+/**
+ * Which of the brand's scopes are gated is part of each of its apps' cached client (the
+ * client-credentials grant refuses a gated scope from it): every instance drops them when `trx`
+ * commits, not when the entries expire. Returns what to run after the commit.
+ */
+async function gatedScopesChanged(ctx: AppContext, trx: Executor, brandId: string): Promise<() => void> {
+  if (!ctx.hooks.brandAppsChanged) throw new Error('ctx.hooks.brandAppsChanged is not wired');
+  return ctx.hooks.brandAppsChanged(trx, brandId);
 }
 
 /**
