@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sha256 } from '../../src/lib/hash.js';
+import { createUser } from '../helpers/app.js';
 import { followAuthorize } from '../helpers/mock-providers.js';
+import { OTHER_BROWSER } from '../helpers/browser-binding.js';
 import { authorizeQuery, randomIp, seedClient, type SeededClient } from '../helpers/signin.js';
 import { deliver, providerWorld, type ProviderWorld, startInteraction } from './setup.js';
 
@@ -160,10 +162,56 @@ describe('interaction browser binding', () => {
 
   it('an interaction without a binding is refused: every browser flow is bound from its start (fails closed)', async () => {
     const id = await startInteraction(w, client);
+    const back = await trip(id, 'google');
     await w.t.ctx.db.updateTable('interactions').set({ binding_hash: null }).where('id', '=', id).execute();
-    const res = await deliver(w, await trip(id, 'google'), {}, false);
+    const res = await deliver(w, back, {}, true);
     assert.equal(res.statusCode, 400, res.body);
     assert.match(res.body, /started in another browser/);
+    // Nor can a trip out start from it, even in the browser that holds the cookie.
+    const out = await w.inject({ method: 'GET', url: `/interactions/${id}/providers/google` });
+    assert.equal(out.statusCode, 400, out.body);
+  });
+
+  it('the trip out starts only in the browser that started the interaction; the page names the user only to it', async () => {
+    // Someone who learnt a victim's interaction id starts the provider trip in their own browser (to
+    // sign in upstream as themselves and hand the return to the victim): refused, nothing stored.
+    const id = await startInteraction(w, client);
+    const before = await w.t.ctx.db
+      .selectFrom('provider_states')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    const elsewhere = [{ [OTHER_BROWSER]: '1' }, { cookie: `gh_ia_${id}=${'x'.repeat(43)}` }];
+    for (const headers of elsewhere) {
+      const other = await w.inject({
+        method: 'GET',
+        url: `/interactions/${id}/providers/google`,
+        remoteAddress: randomIp(),
+        headers,
+      });
+      assert.equal(other.statusCode, 400, other.body);
+      assert.match(other.body, /started in another browser/);
+      assert.ok(other.body.includes(`class="brand-name">${client.brandName}<`), 'branded error page');
+    }
+    const after = await w.t.ctx.db
+      .selectFrom('provider_states')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(after.n), Number(before.n));
+
+    // Signed in (the user is on the interaction, a consent step to go): the hosted page names them
+    // only in their own browser.
+    const user = await createUser(w.t);
+    await w.t.ctx.db.updateTable('interactions').set({ user_id: user.id }).where('id', '=', id).execute();
+    const own = await w.inject({ method: 'GET', url: `/signin/${id}` });
+    const stranger = await w.inject({
+      method: 'GET',
+      url: `/signin/${id}`,
+      headers: { [OTHER_BROWSER]: '1' },
+    });
+    assert.equal(own.statusCode, 200);
+    assert.equal(stranger.statusCode, 200);
+    assert.ok(own.body.includes(`@${user.username}`), 'named to the browser that signed in');
+    assert.ok(!stranger.body.includes(user.username), 'not to another');
   });
 });
 

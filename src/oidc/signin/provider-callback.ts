@@ -63,9 +63,14 @@ export function setTelegramCookie(ctx: AppContext, reply: FastifyReply, binding:
   });
 }
 
-/** `GET /interactions/:id/providers/:type`: the trip out (a redirect, or Telegram's widget page). */
+/**
+ * `GET /interactions/:id/providers/:type`: the trip out (a redirect, or Telegram's widget page), only
+ * from the browser that started the interaction. Else someone who learnt its id could sign in at the
+ * provider as themselves and hand the return to the victim's browser, whose cookie would complete it.
+ */
 export async function startProviderSignIn(
   ctx: AppContext,
+  req: FastifyRequest,
   reply: FastifyReply,
   interactionId: string,
   type: ProviderType,
@@ -76,6 +81,10 @@ export async function startProviderSignIn(
   } catch (err) {
     if (err instanceof InteractionGone) return sendExpiredSigninPage(reply);
     throw err;
+  }
+  if (!flowBrowserMatches(req, 'interaction', loaded.row.id, loaded.row.binding_hash)) {
+    const page = { brand: await pageBrand(ctx, loaded.client.brandId), locale: requestLocale(req) };
+    return sendErrorPage(reply, 400, 'invalid_request', OTHER_BROWSER, undefined, page);
   }
   const brand = await ctx.stores.signin.brands.callbackId(loaded.client.brandId);
   if (!brand) return sendErrorPage(reply, 404, 'not_found', 'This sign-in link is no longer valid.');

@@ -51,7 +51,7 @@ export const providerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { hide: true, params: InteractionProviderParams, response: { ...Page, 429: ErrorEnvelope } },
       preHandler: ctx.rateLimits.guard('providerStart', (req) => ctx.rateLimits.source(req)),
     },
-    (req, reply) => startProviderSignIn(ctx, reply, req.params.id, req.params.type as ProviderType),
+    (req, reply) => startProviderSignIn(ctx, req, reply, req.params.id, req.params.type as ProviderType),
   );
 
   /**

@@ -6,7 +6,7 @@ import { ErrorEnvelope, OAuthErrorBody, errorResponses } from '../../http/schema
 import { authorize } from './authorize.js';
 import { deviceDecision, devicePage } from './device-pages.js';
 import { isForm, requireJson, sameOriginGuard, wantsJson } from './guards.js';
-import { setFlowCookie } from './flow-state.js';
+import { flowBrowserMatches, setFlowCookie } from './flow-state.js';
 import {
   decideConsent,
   loadInteraction,
@@ -295,7 +295,11 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
           baseUrl: ctx.config.baseUrl,
           notice: providerNotice(translator(locale), req.query.error),
           locale,
-          who: userId ? await signedInAs(ctx, userId) : null,
+          // Who is signed in, only to the browser that signed in (the URL alone tells nothing).
+          who:
+            userId && flowBrowserMatches(req, 'interaction', loaded.row.id, loaded.row.binding_hash)
+              ? await signedInAs(ctx, userId)
+              : null,
           brand: await pageBrand(ctx, loaded.client.brandId),
         });
       } catch (err) {
