@@ -117,6 +117,12 @@ export const defaults = {
   webhookTimeout: 10,
   /** Webhook retry delays (5 retries at 1, 4, 16, 64, 256 s); overridable by WEBHOOK_RETRY_SCHEDULE. */
   webhookRetrySchedule: [1, 4, 16, 64, 256] as readonly number[],
+  /**
+   * Webhooks an org may hold. Every event is queued once per subscribed webhook (and retried up to
+   * five times each), so without a bound one org could make each of its events thousands of
+   * requests to one host and thousands of rows in the writing transaction.
+   */
+  webhooksPerOrgMax: 50,
   /** Consecutive failed deliveries after which a webhook is disabled (20). */
   webhookAutoDisableAfter: 20,
   /** Characters of a receiver's response body kept in the delivery log (200). */

@@ -10,6 +10,7 @@ import {
   PostgresQueryCompiler,
   type QueryResult,
 } from 'kysely';
+import { defaults } from '../../src/config/defaults.js';
 import type { Database } from '../../src/db/schema.js';
 import { deleteOrg } from '../../src/modules/orgs/orgs.service.js';
 import { webhookWorker } from '../../src/modules/webhooks/webhooks.routes.js';
@@ -284,6 +285,39 @@ describe('webhooks API', () => {
     assert.equal((await t.app.inject({ url: `${base}/${w.id}`, headers: owner.auth })).statusCode, 404);
     const again = await t.app.inject({ method: 'DELETE', url: `${base}/${w.id}`, headers: owner.auth });
     assert.equal(again.statusCode, 404);
+  });
+
+  it('an org holds at most webhooksPerOrgMax webhooks: then 422 naming the limit; deleting one makes room', async () => {
+    const boss = await createUser(t);
+    const full = await seedOrg(t, boss);
+    const url = `/identity/organizations/${full.slug}/webhooks`;
+    const first = json(await create({ url: uniqueUrl(), events: ['*'] }, boss, url));
+    // The rest written directly (the creation rate limit would take minutes); the count is the org's.
+    const now = new Date();
+    const rows = Array.from({ length: defaults.webhooksPerOrgMax - 1 }, (_, i) => ({
+      id: `wh_cap_${full.id}_${i}`,
+      org_id: full.id,
+      url: `https://hooks.example.com/cap/${i}`,
+      events: ['*'],
+      events_key: '*',
+      secret_enc: 'x',
+      enabled: true,
+      consecutive_failures: 0,
+      last_delivered_at: null,
+      disabled_at: null,
+      created_at: now,
+      updated_at: now,
+    }));
+    await t.ctx.db.insertInto('webhooks').values(rows).execute();
+    const refused = await create({ url: uniqueUrl(), events: ['member.added'] }, boss, url);
+    assert.equal(refused.statusCode, 422, refused.body);
+    assert.equal(json(refused).error.code, 'unprocessable_entity');
+    assert.equal(json(refused).error.details.limit, defaults.webhooksPerOrgMax);
+    // Another org is not affected.
+    assert.equal((await create({ url: uniqueUrl(), events: ['*'] })).statusCode, 201);
+    const gone = await t.app.inject({ method: 'DELETE', url: `${url}/${first.id}`, headers: boss.auth });
+    assert.equal(gone.statusCode, 204);
+    assert.equal((await create({ url: uniqueUrl(), events: ['member.added'] }, boss, url)).statusCode, 201);
   });
 
   it('rotate-secret returns a new secret, never shown again', async () => {

@@ -707,7 +707,7 @@ export interface paths {
          *     - **Permission:** the system permission `admin.orgs.edit` (no membership needed).
          *     - **Rate limit:** 30 per minute (`orgWrite`).
          *     - **Rate limit:** 10 per minute (`webhookCreate`).
-         *     - **Errors:** 400, 401, 403, 404, 409, 429 (see the responses).
+         *     - **Errors:** 400, 401, 403, 404, 409, 422, 429 (see the responses).
          */
         post: operations["adminCreateWebhook"];
         delete?: never;
@@ -1911,7 +1911,7 @@ export interface paths {
          *     - **Permission:** `org.webhooks.edit` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
          *     - **Rate limit:** 30 per minute (`orgWrite`).
          *     - **Rate limit:** 10 per minute (`webhookCreate`).
-         *     - **Errors:** 400, 401, 403, 404, 409, 429 (see the responses).
+         *     - **Errors:** 400, 401, 403, 404, 409, 422, 429 (see the responses).
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -5082,6 +5082,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };
@@ -7572,6 +7573,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };

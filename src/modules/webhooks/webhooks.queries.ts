@@ -27,6 +27,20 @@ export async function insertWebhook(db: Conn, row: WebhookRow): Promise<void> {
   await db.insertInto('webhooks').values(row).execute();
 }
 
+/**
+ * How many webhooks the org holds, counted under a transaction-scoped lock of its webhook list, so
+ * two creations at once cannot both pass the bound (`trx` must be a transaction).
+ */
+export async function countWebhooksLocked(trx: Conn, orgId: string): Promise<number> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`webhooks:${orgId}`}, 0))`.execute(trx);
+  const row = await trx
+    .selectFrom('webhooks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export async function findWebhook(db: Conn, orgId: string, id: string): Promise<WebhookRow | undefined> {
   return db
     .selectFrom('webhooks')

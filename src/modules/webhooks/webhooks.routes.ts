@@ -55,7 +55,7 @@ function scopedRoutes(opts: { admin: boolean }): FastifyPluginAsyncTypebox {
           ...doc('createWebhook', 'Create a webhook'),
           params: OrgParams,
           body: CreateWebhookBody,
-          response: { 201: WebhookWithSecret, ...authErrors, ...errorResponses(409) },
+          response: { 201: WebhookWithSecret, ...authErrors, ...errorResponses(409, 422) },
         },
         preHandler: [...write('org.webhooks.edit'), ctx.rateLimits.guard('webhookCreate', orgKey)],
       },

@@ -5,7 +5,7 @@ import type { Executor, OrgRow, Trx } from '../../db/schema.js';
 import { EVENT_TYPES, type EventType, subscribes } from '../../events/catalog.js';
 import { type InvalidationBus, invalidateEverywhere } from '../../events/invalidation.js';
 import { type EventSink, recordMutation } from '../../events/outbox.js';
-import { type FieldError, notFound, validationFailed } from '../../http/errors.js';
+import { type FieldError, notFound, unprocessable, validationFailed } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId, uuid } from '../../lib/ids.js';
 import { newWebhookSecret } from './delivery.js';
@@ -123,6 +123,11 @@ export async function createWebhook(
     updated_at: now,
   };
   await ctx.db.transaction().execute(async (trx) => {
+    if ((await q.countWebhooksLocked(trx, org.id)) >= defaults.webhooksPerOrgMax)
+      throw unprocessable(
+        `an organization holds at most ${defaults.webhooksPerOrgMax} webhooks: delete one, or subscribe an existing one to more events`,
+        { limit: defaults.webhooksPerOrgMax },
+      );
     await q.insertWebhook(trx, row).catch(mapDbError);
     await recordMutation(trx, ctx.clock, {
       orgId: org.id,
