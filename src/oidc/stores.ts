@@ -73,9 +73,10 @@ export interface TokenStore {
   /** Unconsumed, unrevoked, unexpired, of a user not deleted; else null. */
   findActiveRefresh(tokenHash: string, now: Date): Promise<ActiveRefreshToken | null>;
   /**
-   * Writes the refresh token in `tx`; false, writing nothing, when it names a browser session that
-   * has ended. The session stays locked against logout until `tx` ends, so a logout committing
-   * meanwhile either comes first (false here) or sees the token and revokes it.
+   * Writes the refresh token in `tx`; false, writing nothing, when its family was revoked or it
+   * names a browser session that has ended. The family and the session stay locked until `tx` ends,
+   * so a revocation or logout committing meanwhile either comes first (false here) or sees the token
+   * and revokes it.
    */
   insertRefresh(tx: Tx, row: RefreshTokenRow): Promise<boolean>;
 }

@@ -292,9 +292,9 @@ async function recordUserGrant(
         consumed_at: null,
         revoked_at: null,
       });
-      // Logged out between the code's (or the old refresh token's) redemption and here: nothing is
-      // answered, and the access token recorded with the redemption was revoked by that logout.
-      if (!written) throw new OAuthError('invalid_grant', 'the sign-in session of this grant has ended');
+      // Revoked (reuse detected, a logout) between the code's or the old refresh token's redemption
+      // and here: nothing is answered; this transaction's access-token record goes with it.
+      if (!written) throw new OAuthError('invalid_grant', 'this grant was revoked or its session has ended');
     }
     if (!(await events.wanted(tx, client.orgId, eventType))) return;
     await events.record(tx, {

@@ -6,13 +6,14 @@ import type { Clock } from '../lib/clock.js';
 import type { FamilyFilter, RevocationStore } from '../oidc/stores.js';
 import { burnCodesOfSessions, burnCodesOfUser, sweepCodes } from './authorization-codes.store.js';
 import { sweepDevices } from './device-authorizations.store.js';
-import { revokeRefreshTokens, sweepRefreshTokens } from './tokens.store.js';
+import { lockFamily, revokeRefreshTokens, sweepRefreshTokens } from './tokens.store.js';
 
 /**
  * Revokes token families: their refresh tokens stop refreshing and the jtis of their unexpired
  * access tokens go to `revoked_tokens`, which the issuer checks on every access-token use.
  */
 async function revokeFamilies(db: Executor, filter: FamilyFilter, now: Date): Promise<void> {
+  if (filter.familyId) await lockFamily(db, filter.familyId);
   let access = db
     .selectFrom('access_tokens')
     .select(['jti', 'expires_at', sql<Date>`${now}::timestamptz`.as('revoked_at')])

@@ -1,6 +1,28 @@
+import { sql } from 'kysely';
 import type { Db, Executor } from '../db/schema.js';
 import type { FamilyFilter, TokenStore } from '../oidc/stores.js';
 import { lockLiveSession } from './sessions.store.js';
+
+/**
+ * Serialises the revocation of a token family with the issuing of tokens into it: both take this
+ * transaction-scoped lock first, so a revocation either sees the refresh token an issuance writes, or
+ * comes before it and is seen by it (`familyRevoked`). `tx` must be a transaction.
+ */
+export async function lockFamily(tx: Executor, familyId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`token-family:${familyId}`}, 0))`.execute(tx);
+}
+
+/** Whether the family was revoked: refresh tokens are only ever revoked a whole family at a time. */
+async function familyRevoked(tx: Executor, familyId: string): Promise<boolean> {
+  const row = await tx
+    .selectFrom('refresh_tokens')
+    .select('id')
+    .where('family_id', '=', familyId)
+    .where('revoked_at', 'is not', null)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
 
 /** Revokes the refresh tokens of the families `filter` names. */
 export async function revokeRefreshTokens(db: Executor, filter: FamilyFilter, now: Date): Promise<void> {
@@ -63,6 +85,10 @@ export function tokenStore(db: Db): TokenStore {
       return row ?? null;
     },
     async insertRefresh(tx, row) {
+      // Reuse detection racing this issuance (the old token presented again while its successor is
+      // being made) revokes the family: then nothing is written, or the revocation sees this token.
+      await lockFamily(tx, row.family_id);
+      if (await familyRevoked(tx, row.family_id)) return false;
       if (row.session_id !== null && !(await lockLiveSession(tx, row.session_id))) return false;
       await tx.insertInto('refresh_tokens').values(row).execute();
       return true;

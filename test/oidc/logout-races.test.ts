@@ -101,6 +101,27 @@ describe('logout racing a redemption', () => {
     assert.deepEqual(await liveTokensOf(sessionId), { refresh: 0, access: 0 });
   });
 
+  test('a refresh token presented again while its successor is made: the family is revoked, the successor never works', async () => {
+    const signedIn = await signInToApp(t, client, createTestWallet());
+    const { session_id: sessionId } = await t.ctx.db
+      .selectFrom('refresh_tokens')
+      .select('session_id')
+      .where('token_hash', '=', sha256(signedIn.refreshToken))
+      .executeTakeFirstOrThrow();
+    assert.ok(sessionId);
+    // The first request has consumed the token and is making its successor when a copy of the old
+    // token arrives (a thief, or the client's retry): reuse detected, the family revoked.
+    let replay: Awaited<ReturnType<typeof refresh>> | undefined;
+    after1(t.ctx.stores.tokens, 'consumeRefresh', async () => {
+      replay = await refresh(t, client, signedIn.refreshToken);
+    });
+    const winner = await refresh(t, client, signedIn.refreshToken);
+    assert.equal(replay?.json().error, 'invalid_grant');
+    assert.equal(winner.statusCode, 400, winner.body);
+    assert.equal(winner.json().error, 'invalid_grant');
+    assert.deepEqual(await liveTokensOf(sessionId), { refresh: 0, access: 0 });
+  });
+
   test('a code redeemed while its session is logged out: no deadlock; the tokens answered are revoked', {
     skip: process.env.DATABASE_URL ? false : 'needs PostgreSQL: PGlite has one connection',
   }, async () => {
