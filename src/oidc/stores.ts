@@ -111,6 +111,8 @@ export interface RevocationStore {
   /** Marks the unredeemed codes issued in these browser sessions as used. */
   burnCodesOfSessions(tx: Tx, sessionIds: string[], now: Date): Promise<void>;
   revokeAccessToken(tx: Tx | undefined, jti: string, expiresAt: Date, now: Date): Promise<void>;
+  /** Whether the jti is in `revoked_tokens`, read in `tx`. */
+  isRevoked(tx: Tx, jti: string): Promise<boolean>;
   /** Whether the jti is revoked, and (for a user id) whether that user is live — one read. */
   tokenState(jti: string, userId: string | null): Promise<{ revoked: boolean; live: boolean }>;
   /** Deletes expired codes (a day after expiry), device codes, revocation and jti records. */

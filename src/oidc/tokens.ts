@@ -293,8 +293,11 @@ async function recordUserGrant(
         revoked_at: null,
       });
       // Revoked (reuse detected, a logout) between the code's or the old refresh token's redemption
-      // and here: nothing is answered; this transaction's access-token record goes with it.
-      if (!written) throw new OAuthError('invalid_grant', 'this grant was revoked or its session has ended');
+      // and here: nothing is answered; this transaction's access-token record goes with it. A code's
+      // family has no refresh token to mark yet: its revocation shows on the access token recorded
+      // with the code's consumption (never handed out, so nobody else could have revoked it).
+      if (!written || (await revocations.isRevoked(tx, jti)))
+        throw new OAuthError('invalid_grant', 'this grant was revoked or its session has ended');
     }
     if (!(await events.wanted(tx, client.orgId, eventType))) return;
     await events.record(tx, {

@@ -117,6 +117,14 @@ export function revocationStore(db: Db): RevocationStore {
       // As revokeFamilies: the row and its announcement in one commit.
       await (tx ? revoke(tx) : db.transaction().execute(revoke));
     },
+    async isRevoked(tx, jti) {
+      const row = await tx
+        .selectFrom('revoked_tokens')
+        .select('jti')
+        .where('jti', '=', jti)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
     async tokenState(jti, userId) {
       const { rows } = await sql<{ revoked: boolean; live: boolean | null }>`
         select exists (select 1 from revoked_tokens where jti = ${jti}) as revoked,

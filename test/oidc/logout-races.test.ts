@@ -122,6 +122,19 @@ describe('logout racing a redemption', () => {
     assert.deepEqual(await liveTokensOf(sessionId), { refresh: 0, access: 0 });
   });
 
+  test('a code redeemed twice at once: the second revokes the family, the first answers nothing that lives', async () => {
+    const { code, verifier, sessionId } = await unredeemedCode();
+    let second: Awaited<ReturnType<typeof redeemCode>> | undefined;
+    after1(t.ctx.stores.codes, 'consumeMatching', async () => {
+      second = await redeemCode(t, client, code, verifier);
+    });
+    const first = await redeemCode(t, client, code, verifier);
+    assert.equal(second?.json().error, 'invalid_grant');
+    assert.equal(first.statusCode, 400, first.body);
+    assert.equal(first.json().error, 'invalid_grant');
+    assert.deepEqual(await liveTokensOf(sessionId), { refresh: 0, access: 0 });
+  });
+
   test('a code redeemed while its session is logged out: no deadlock; the tokens answered are revoked', {
     skip: process.env.DATABASE_URL ? false : 'needs PostgreSQL: PGlite has one connection',
   }, async () => {

@@ -95,6 +95,9 @@ function revocations(data: MemoryData): EngineStores['revocations'] {
     async revokeAccessToken(_tx, jti, expiresAt) {
       if (!data.revoked.has(jti)) data.revoked.set(jti, expiresAt);
     },
+    async isRevoked(_tx, jti) {
+      return data.revoked.has(jti);
+    },
     async tokenState(jti, userId) {
       const user = userId === null ? undefined : data.users.get(userId);
       return { revoked: data.revoked.has(jti), live: !!user && !user.deleted };
