@@ -64,13 +64,24 @@ export const authorizationCodeGrant: Grant = {
     const gates = await decideGates(ctx, client, found.user_id, found.scopes);
     if (!gates.requirementMet) throw invalidGrant(UNMET_REQUIREMENT);
 
-    // Then consumed atomically: of two concurrent redemptions exactly one gets the row.
-    const row = await ctx.stores.codes.consume(codeHash, ctx.clock.now());
+    // Then consumed atomically, with the access token's record as on the quick path: of two
+    // concurrent redemptions exactly one gets the row, and a second one revoking the family reaches
+    // this token before it is answered (tokens.ts checks it with the refresh token's write).
+    const row = await ctx.stores.codes.consumeMatching(
+      codeHash,
+      {
+        clientId: found.client_id,
+        redirectUri: found.redirect_uri,
+        codeChallenge: found.code_challenge,
+        now: ctx.clock.now(),
+      },
+      accessRecord(ctx, jti),
+    );
     if (!row) {
       await revokeFamily(ctx, found.family_id);
       throw invalidGrant('the authorization code is invalid, expired or already used');
     }
-    return issueCodeTokens(ctx, client, row, gates);
+    return issueCodeTokens(ctx, client, row, gates, jti);
   },
 };
 
@@ -89,13 +100,16 @@ function consumeWhenAllMatches(
   // A stored challenge needs the verifier; none stored is only for a confidential client sending none.
   if (r.verifier === undefined && !client.isConfidential) return null;
   const codeChallenge = r.verifier === undefined ? null : sha256b64url(r.verifier);
-  const now = ctx.clock.now();
-  const expiresAt = new Date(now.getTime() + defaults.accessTokenTtl * 1000);
   return ctx.stores.codes.consumeMatching(
     r.codeHash,
-    { clientId: client.clientId, redirectUri: r.redirectUri, codeChallenge, now },
-    { jti: r.jti, expiresAt },
+    { clientId: client.clientId, redirectUri: r.redirectUri, codeChallenge, now: ctx.clock.now() },
+    accessRecord(ctx, r.jti),
   );
+}
+
+/** The record of the access token a code's consuming statement writes (its jti and expiry). */
+function accessRecord(ctx: AppContext, jti: string): { jti: string; expiresAt: Date } {
+  return { jti, expiresAt: new Date(ctx.clock.nowMs() + defaults.accessTokenTtl * 1000) };
 }
 
 function issueCodeTokens(

@@ -38,11 +38,10 @@ export interface CodeStore {
   insert(row: AuthorizationCodeRow): Promise<void>;
   /** Consumed or not (the request is checked against it before consuming). */
   find(codeHash: string): Promise<AuthorizationCodeRow | null>;
-  /** Atomically: the first caller gets the unconsumed, unexpired row; every later one null. */
-  consume(codeHash: string, now: Date): Promise<AuthorizationCodeRow | null>;
   /**
-   * `consume` of a code that also matches the whole request (client, redirect URI, PKCE challenge or
-   * none), in one update: null when anything differs (nothing is consumed; the caller finds out why).
+   * Atomically: the first caller gets the unconsumed, unexpired row, when it also matches the whole
+   * request (client, redirect URI, PKCE challenge or none), in one update; every later caller, and
+   * any request that differs, gets null (nothing is consumed; the caller finds out why).
    */
   consumeMatching(
     codeHash: string,

@@ -63,17 +63,6 @@ export function codeStore(db: Executor): CodeStore {
         .executeTakeFirst();
       return row ?? null;
     },
-    async consume(codeHash, now) {
-      const row = await db
-        .updateTable('authorization_codes')
-        .set({ consumed_at: now })
-        .where('code_hash', '=', codeHash)
-        .where('consumed_at', 'is', null)
-        .where('expires_at', '>', now)
-        .returningAll()
-        .executeTakeFirst();
-      return row ?? null;
-    },
     async consumeMatching(codeHash, r, token) {
       const consume = db
         .updateTable('authorization_codes')

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { sha256 } from '../../src/lib/hash.js';
+import { invalidateClient, loadClient } from '../../src/oidc/clients.js';
 import { endSessions } from '../../src/oidc/signin/logout.js';
 import { type TestApp, buildTestApp } from '../helpers/app.js';
 import { authorizeQuery, pkce, type SeededClient, seedClient, walletSignIn } from '../helpers/signin.js';
@@ -22,11 +23,11 @@ before(async () => {
 after(() => t.close());
 
 /** A signed-in browser's unredeemed code (offline_access), with its PKCE verifier and session. */
-async function unredeemedCode() {
+async function unredeemedCode(app: SeededClient = client) {
   const { verifier, challenge } = pkce();
   const start = await t.app.inject({
     method: 'GET',
-    url: `/oauth2/authorize?${authorizeQuery(client, { scope: 'openid offline_access' }, challenge)}`,
+    url: `/oauth2/authorize?${authorizeQuery(app, { scope: 'openid offline_access' }, challenge)}`,
   });
   const id = /\/signin\/([A-Za-z0-9]+)$/.exec(String(start.headers.location))?.[1];
   assert.ok(id, `authorize: ${start.statusCode} ${start.headers.location ?? start.body}`);
@@ -132,6 +133,54 @@ describe('logout racing a redemption', () => {
     assert.equal(second?.json().error, 'invalid_grant');
     assert.equal(first.statusCode, 400, first.body);
     assert.equal(first.json().error, 'invalid_grant');
+    assert.deepEqual(await liveTokensOf(sessionId), { refresh: 0, access: 0 });
+  });
+
+  test('the same, for an app whose brand gates a scope (the code checked step by step before its consumption)', async () => {
+    const gatedBrand = await seedClient(t, { confidential: true, firstParty: true });
+    const now = t.clock.now();
+    await t.ctx.db
+      .insertInto('gate_policies')
+      .values({
+        id: `gpol_${gatedBrand.brandId}`,
+        org_id: gatedBrand.orgId,
+        name: 'Holders',
+        description: null,
+        rule: JSON.stringify({ gate: 'gate_unused' }) as never,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    await t.ctx.db
+      .insertInto('brand_scopes')
+      .values({
+        id: `scope_${gatedBrand.brandId}`,
+        org_id: gatedBrand.orgId,
+        brand_id: gatedBrand.brandId,
+        name: 'vault:read',
+        description: 'Read the vault',
+        gate_policy_id: `gpol_${gatedBrand.brandId}`,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    invalidateClient(t.ctx, gatedBrand.clientId);
+    assert.ok((await loadClient(t.ctx, gatedBrand.clientId))?.gatedScopes?.length, 'the slow path');
+    const { code, verifier, sessionId } = await unredeemedCode(gatedBrand);
+    // The second redemption arrives when the first has consumed the code and is about to write its
+    // tokens (the issuing transaction).
+    let second: Awaited<ReturnType<typeof redeemCode>> | undefined;
+    const stores = t.ctx.stores;
+    const transaction = stores.transaction;
+    stores.transaction = async (fn) => {
+      stores.transaction = transaction;
+      second = await redeemCode(t, gatedBrand, code, verifier);
+      return transaction(fn);
+    };
+    const first = await redeemCode(t, gatedBrand, code, verifier);
+    stores.transaction = transaction;
+    assert.equal(second?.json().error, 'invalid_grant');
+    assert.equal(first.json().error, 'invalid_grant', first.body);
     assert.deepEqual(await liveTokensOf(sessionId), { refresh: 0, access: 0 });
   });
 

@@ -223,12 +223,6 @@ export function memoryStores(): { stores: EngineStores; data: MemoryData } {
         const row = data.codes.get(hash);
         return row ? { ...row } : null;
       },
-      async consume(hash, now) {
-        const row = data.codes.get(hash);
-        if (!row || row.consumed_at || row.expires_at <= now) return null;
-        row.consumed_at = now;
-        return { ...row };
-      },
       async consumeMatching(hash, r, token) {
         const row = data.codes.get(hash);
         if (!row || row.consumed_at || row.expires_at <= r.now) return null;
