@@ -10,8 +10,9 @@ import { createTestWallet } from '../helpers/wallet.js';
 import { redeemCode, refresh, signInToApp } from '../users/flow.js';
 
 /**
- * Logout racing a grant's redemption: a refresh token must not outlive a logout that commits between
- * the redemption and the token's write, and logout must not deadlock with a code redeemed at once.
+ * A revocation racing a grant's redemption: no refresh token may outlive a logout, or a reuse
+ * detection (a code or refresh token presented twice), that commits between the redemption and the
+ * token's write; and logout must not deadlock with a code redeemed at once.
  */
 let t: TestApp;
 let client: SeededClient;
@@ -77,7 +78,7 @@ function after1<S extends object, K extends keyof S>(
   };
 }
 
-describe('logout racing a redemption', () => {
+describe('revocations racing a redemption', () => {
   test('a logout between the code redemption and the refresh token: invalid_grant, no token outlives it', async () => {
     const { code, verifier, sessionId } = await unredeemedCode();
     after1(t.ctx.stores.codes, 'consumeMatching', () => endSessions(t.ctx, [sessionId]).then(() => {}));
