@@ -45,6 +45,18 @@ async function unredeemedCode(app: SeededClient = client) {
   return { code, verifier, sessionId: row.session_id };
 }
 
+/** A browser signed in to `client` with offline_access: its tokens and the session they belong to. */
+async function signedInWithSession() {
+  const signedIn = await signInToApp(t, client, createTestWallet());
+  const { session_id: sessionId } = await t.ctx.db
+    .selectFrom('refresh_tokens')
+    .select('session_id')
+    .where('token_hash', '=', sha256(signedIn.refreshToken))
+    .executeTakeFirstOrThrow();
+  assert.ok(sessionId);
+  return { signedIn, sessionId };
+}
+
 /** The session's refresh tokens and access-token records that are still live. */
 async function liveTokensOf(sessionId: string) {
   const refreshTokens = await t.ctx.db
@@ -89,13 +101,7 @@ describe('revocations racing a redemption', () => {
   });
 
   test('a logout between a refresh token redemption and its successor: invalid_grant, nothing live', async () => {
-    const signedIn = await signInToApp(t, client, createTestWallet());
-    const { session_id: sessionId } = await t.ctx.db
-      .selectFrom('refresh_tokens')
-      .select('session_id')
-      .where('token_hash', '=', sha256(signedIn.refreshToken))
-      .executeTakeFirstOrThrow();
-    assert.ok(sessionId);
+    const { signedIn, sessionId } = await signedInWithSession();
     after1(t.ctx.stores.tokens, 'consumeRefresh', () => endSessions(t.ctx, [sessionId]).then(() => {}));
     const res = await refresh(t, client, signedIn.refreshToken);
     assert.equal(res.statusCode, 400, res.body);
@@ -104,13 +110,7 @@ describe('revocations racing a redemption', () => {
   });
 
   test('a refresh token presented again while its successor is made: the family is revoked, the successor never works', async () => {
-    const signedIn = await signInToApp(t, client, createTestWallet());
-    const { session_id: sessionId } = await t.ctx.db
-      .selectFrom('refresh_tokens')
-      .select('session_id')
-      .where('token_hash', '=', sha256(signedIn.refreshToken))
-      .executeTakeFirstOrThrow();
-    assert.ok(sessionId);
+    const { signedIn, sessionId } = await signedInWithSession();
     // The first request has consumed the token and is making its successor when a copy of the old
     // token arrives (a thief, or the client's retry): reuse detected, the family revoked.
     let replay: Awaited<ReturnType<typeof refresh>> | undefined;
