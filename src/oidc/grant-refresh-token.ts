@@ -50,7 +50,9 @@ export const refreshTokenGrant: Grant = {
       client,
       grant: 'refresh_token',
       scopes: gates.scopes,
-      gates: { grantScopes: scopes, dropped: gates.dropped, passedPolicies: gates.passedPolicies },
+      // The new refresh token carries the grant as it was (RFC 6749 §6: its scope is identical to the
+      // old one's); a narrower `scope` narrows only these tokens, so a later refresh can ask for more.
+      gates: { grantScopes: found.scopes, dropped: gates.dropped, passedPolicies: gates.passedPolicies },
       refreshed: true,
       user: {
         id: row.user_id,

@@ -213,10 +213,12 @@ export async function issueTokens(ctx: AppContext, input: IssueTokensInput): Pro
   };
   if (scopes.includes('openid'))
     response.id_token = await signIdToken(ctx, input, user, profile, accessToken);
-  const refreshToken =
-    scopes.includes('offline_access') && client.allowedGrantTypes.includes('refresh_token')
-      ? newSecret()
-      : null;
+  // A refresh rotates the grant's refresh token whatever scope these tokens were narrowed to: a
+  // refresh asking for less than `offline_access` must not end the grant.
+  const offline = (input.refreshed ? (input.gates?.grantScopes ?? scopes) : scopes).includes(
+    'offline_access',
+  );
+  const refreshToken = offline && client.allowedGrantTypes.includes('refresh_token') ? newSecret() : null;
   if (refreshToken) response.refresh_token = refreshToken;
   await recordUserGrant(ctx, input, user, jti, refreshToken);
   return response;

@@ -351,6 +351,27 @@ describe('refresh_token grant', () => {
     assert.equal(json(wide).error, 'invalid_scope');
   });
 
+  test('a narrower scope narrows only these tokens: the new refresh token keeps the grant (RFC 6749 §6)', async () => {
+    const first = await refreshable();
+    // Not even offline_access asked for: the grant goes on, rotated, as it was.
+    const narrow = json(await refresh(first.refresh_token, { scope: 'openid' }));
+    assert.equal(narrow.scope, 'openid');
+    assert.equal(decodeJwt(narrow.access_token).scope, 'openid');
+    assert.equal(typeof narrow.refresh_token, 'string');
+    const stored = await t.ctx.db
+      .selectFrom('refresh_tokens')
+      .select('scopes')
+      .where('token_hash', '=', sha256(narrow.refresh_token))
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(stored.scopes, ['openid', 'profile', 'email', 'offline_access']);
+    // The next refresh without `scope` gets the whole grant back, and may ask for any part of it.
+    const whole = json(await refresh(narrow.refresh_token));
+    assert.equal(whole.scope, 'openid profile email offline_access');
+    const part = await refresh(whole.refresh_token, { scope: 'openid email' });
+    assert.equal(part.statusCode, 200, part.body);
+    assert.equal(json(part).scope, 'openid email');
+  });
+
   test('a refresh with a bad scope does not burn the token: the retry with a good scope succeeds', async () => {
     const first = await refreshable();
     const wide = await refresh(first.refresh_token, { scope: 'openid offline_access orders:write' });
