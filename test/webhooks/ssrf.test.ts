@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { DeliveryClient, metadataAddress } from '../../src/modules/webhooks/delivery.js';
 import { webhookWorker } from '../../src/modules/webhooks/webhooks.routes.js';
 import type { WebhookWorker } from '../../src/modules/webhooks/worker.js';
 import { buildTestApp, createUser, json, type TestApp, type TestUser } from '../helpers/app.js';
@@ -116,5 +117,78 @@ describe('webhook delivery refuses private networks (WEBHOOK_ALLOW_PRIVATE_NETWO
     assert.equal(delivery.attemptCount, 1);
     assert.equal(delivery.responseCode, undefined);
     assert.ok(delivery.nextAttemptAt);
+  });
+});
+
+describe('metadata addresses stay refused under WEBHOOK_ALLOW_PRIVATE_NETWORKS', () => {
+  it('names link-local and every cloud metadata service, in any IPv6 spelling, and nothing else', () => {
+    for (const a of [
+      '169.254.169.254',
+      '169.254.170.2',
+      '169.254.0.23',
+      '::ffff:169.254.169.254',
+      '::ffff:a9fe:a9fe',
+      '64:ff9b::a9fe:a9fe',
+      'fe80::1',
+      'fd00:ec2::254',
+      'fd00:ec2::23',
+      '100.100.100.200',
+      '192.0.0.192',
+      '168.63.129.16',
+    ])
+      assert.equal(metadataAddress(a), true, a);
+    for (const a of [
+      '127.0.0.1',
+      '::1',
+      '10.0.0.1',
+      '192.168.1.1',
+      '100.64.0.1',
+      'fd00::1',
+      '8.8.8.8',
+      'localhost',
+    ])
+      assert.equal(metadataAddress(a), false, a);
+  });
+
+  describe('the delivery client refuses them before connecting, by address and after DNS', () => {
+    let rx: Receiver;
+    const send = (c: DeliveryClient, url: string) =>
+      c.send(url, { 'content-type': 'application/json' }, '{}');
+    // Loopback stands in for a metadata address here, so a refusal that failed would only reach the
+    // local receiver, never the network.
+    const client = (refuseAlways: (a: string) => boolean) =>
+      new DeliveryClient({
+        allowPrivateNetworks: true,
+        ca: selfSignedCert().cert,
+        timeoutMs: 3000,
+        refuseAlways,
+      });
+    before(async () => {
+      rx = await Receiver.start();
+    });
+    after(() => rx.close());
+
+    for (const [what, url] of [
+      ['an address in the URL', () => rx.url('/ip')],
+      ['a name that resolves to one', () => `https://localhost:${rx.port}/name`],
+    ] as const) {
+      it(what, async () => {
+        const open = client(() => false);
+        const shut = client((a) => a === '127.0.0.1');
+        try {
+          assert.equal((await send(open, url())).status, 'succeeded', 'allowed without the refusal');
+          const seen = rx.received.length;
+          assert.deepEqual(await send(shut, url()), {
+            status: 'failed_network',
+            responseCode: null,
+            responseBodyExcerpt: null,
+          });
+          assert.equal(rx.received.length, seen, 'nothing reached the receiver');
+        } finally {
+          open.close();
+          shut.close();
+        }
+      });
+    }
   });
 });
