@@ -279,6 +279,12 @@ export const rateLimits = {
   providerStart: { points: 60, duration: 60 },
   /** Not in the interface: uploads per user. */
   fileUpload: { points: 30, duration: 60 },
+  /**
+   * Not in the interface: bytes stored by uploads per user and per network source, a day. Files live
+   * in the database and a new account is one wallet away: these bound what one source can fill.
+   */
+  fileUploadBytes: { points: 20 * 1024 * 1024, duration: 86_400 },
+  fileUploadSourceBytes: { points: 50 * 1024 * 1024, duration: 86_400 },
   /** Invitation accepts per user (beyond the interface; a token is 256 bits, this caps noise). */
   invitationAccept: { points: 10, duration: 60 },
 } as const;

@@ -204,3 +204,59 @@ describe('files', () => {
     assert.equal(json(res).error.code, 'not_found');
   });
 });
+
+describe('files: the daily storage budgets', () => {
+  let t: TestApp;
+  before(async () => {
+    // Every limit at a fifth, so the test stores less: 4 MiB a user, 10 MiB a source, 6 uploads a minute.
+    t = await buildTestApp({ env: { RATE_LIMIT_MULTIPLIER: '0.2' } });
+  });
+  after(() => t.close());
+
+  // 800,000 bytes a file: 5 fit in a user's 4 MiB, 13 in a network source's 10 MiB.
+  const image = Buffer.concat([PNG, Buffer.alloc(800_000 - PNG.length)]);
+  const upload = (u: TestUser, remoteAddress: string) => {
+    const m = multipart('a.png', 'image/png', image);
+    return t.app.inject({
+      method: 'POST',
+      url: '/files',
+      ...m,
+      headers: { ...m.headers, ...u.auth },
+      remoteAddress,
+    });
+  };
+  const files = async () =>
+    Number(
+      (
+        await t.ctx.db
+          .selectFrom('files')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  it('refuses a user past 20 MiB a day with 429 and stores nothing', async () => {
+    const u = await createUser(t);
+    for (let i = 0; i < 5; i++) assert.equal((await upload(u, '198.51.100.1')).statusCode, 201);
+    const before = await files();
+    // Another address does not reset the user's budget.
+    const refused = await upload(u, '198.51.100.2');
+    assert.equal(refused.statusCode, 429, refused.body);
+    assert.equal(json(refused).error.code, 'rate_limited');
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+    assert.equal(await files(), before);
+  });
+
+  it('refuses a network source past 50 MiB a day, whatever account it uses', async () => {
+    const source = '203.0.113.7';
+    let stored = 0;
+    for (let n = 0; n < 3; n++) {
+      const u = await createUser(t);
+      for (let i = 0; i < 5 && stored < 13; i++, stored++)
+        assert.equal((await upload(u, source)).statusCode, 201);
+    }
+    const fresh = await createUser(t);
+    assert.equal((await upload(fresh, source)).statusCode, 429);
+    assert.equal((await upload(fresh, '203.0.113.8')).statusCode, 201, 'another source still may');
+  });
+});

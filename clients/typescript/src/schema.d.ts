@@ -905,7 +905,7 @@ export interface paths {
         put?: never;
         /**
          * Upload an image (PNG, JPEG, WebP or SVG, at most 2 MB)
-         * @description SVG uploads are sanitised. Answers the public URL of the stored file.
+         * @description SVG uploads are sanitised. Answers the public URL of the stored file. Stored bytes are limited to 20 MiB a day per user and 50 MiB a day per network source (429 past either).
          *
          *     - **Credentials:** a console access token or a user API key.
          *     - **Rate limit:** 30 per minute (`fileUpload`).

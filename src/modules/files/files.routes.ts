@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { defaults } from '../../config/defaults.js';
+import { defaults, rateLimits } from '../../config/defaults.js';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { ApiError, validationFailed } from '../../http/errors.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
@@ -9,6 +9,7 @@ import { readFile, storeFile } from './files.service.js';
 import { routeDoc } from '../../http/route-doc.js';
 
 const doc = routeDoc('Files');
+const mib = (bytes: number) => bytes / (1024 * 1024);
 
 const FileTrackerWithId = Type.Object({
   id: Type.String(),
@@ -32,7 +33,10 @@ export const filesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ...doc('uploadFile', 'Upload an image (PNG, JPEG, WebP or SVG, at most 2 MB)', {
           consumes: ['multipart/form-data'],
           docBody: Type.Object({ file: Type.String({ format: 'binary', description: 'the image' }) }),
-          description: 'SVG uploads are sanitised. Answers the public URL of the stored file.',
+          description:
+            'SVG uploads are sanitised. Answers the public URL of the stored file. Stored bytes are ' +
+            `limited to ${mib(rateLimits.fileUploadBytes.points)} MiB a day per user and ` +
+            `${mib(rateLimits.fileUploadSourceBytes.points)} MiB a day per network source (429 past either).`,
         }),
         response: { 201: FileTrackerWithId, ...authErrors, ...errorResponses(413, 415) },
       },
@@ -47,9 +51,19 @@ export const filesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!part)
         throw validationFailed([{ field: 'file', code: 'required', message: 'a file part is required' }]);
       const data = await part.toBuffer();
+      // Storage is spent per account and per network source before anything is stored.
+      const userId = principalOf(req).userId;
+      await ctx.rateLimits.consume('fileUploadBytes', userId, reply, undefined, data.length);
+      await ctx.rateLimits.consume(
+        'fileUploadSourceBytes',
+        ctx.rateLimits.source(req),
+        reply,
+        undefined,
+        data.length,
+      );
       const tracker = await storeFile(ctx.db, ctx.config, ctx.clock, {
         data,
-        ownerUserId: principalOf(req).userId,
+        ownerUserId: userId,
       });
       return reply.code(201).send(tracker);
     },
