@@ -237,13 +237,18 @@ describe('files: the daily storage budgets', () => {
 
   it('refuses a user past 20 MiB a day with 429 and stores nothing', async () => {
     const u = await createUser(t);
-    for (let i = 0; i < 5; i++) assert.equal((await upload(u, '198.51.100.1')).statusCode, 201);
+    for (let i = 0; i < 5; i++) {
+      const ok = await upload(u, '198.51.100.1');
+      assert.equal(ok.statusCode, 201);
+      assert.equal(ok.headers['ratelimit-limit'], '6', 'the headers count uploads, not bytes');
+    }
     const before = await files();
     // Another address does not reset the user's budget.
     const refused = await upload(u, '198.51.100.2');
     assert.equal(refused.statusCode, 429, refused.body);
     assert.equal(json(refused).error.code, 'rate_limited');
     assert.ok(Number(refused.headers['retry-after']) > 0);
+    assert.equal(json(refused).error.details.limit, 4 * 1024 * 1024);
     assert.equal(await files(), before);
   });
 

@@ -51,16 +51,12 @@ export const filesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!part)
         throw validationFailed([{ field: 'file', code: 'required', message: 'a file part is required' }]);
       const data = await part.toBuffer();
-      // Storage is spent per account and per network source before anything is stored.
+      // Storage is spent per account and per network source before anything is stored. The
+      // RateLimit-* headers stay the upload count's; a refusal carries its own with Retry-After.
       const userId = principalOf(req).userId;
-      await ctx.rateLimits.consume('fileUploadBytes', userId, reply, undefined, data.length);
-      await ctx.rateLimits.consume(
-        'fileUploadSourceBytes',
-        ctx.rateLimits.source(req),
-        reply,
-        undefined,
-        data.length,
-      );
+      await ctx.rateLimits.consume('fileUploadBytes', userId, undefined, undefined, data.length);
+      const source = ctx.rateLimits.source(req);
+      await ctx.rateLimits.consume('fileUploadSourceBytes', source, undefined, undefined, data.length);
       const tracker = await storeFile(ctx.db, ctx.config, ctx.clock, {
         data,
         ownerUserId: userId,
