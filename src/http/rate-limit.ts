@@ -64,6 +64,12 @@ class MemoryWindows {
     return w;
   }
 
+  /** Gives `cost` points back to `key`'s live window (never below zero). */
+  giveBack(name: string, spec: LimitSpec, key: string, cost: number, now: number): void {
+    const w = this.windowsOf(name, spec).get(key);
+    if (w && w.resetAt > now) w.count = Math.max(0, w.count - cost);
+  }
+
   delete(name: string, spec: LimitSpec, key: string): void {
     this.windowsOf(name, spec).delete(key);
   }
@@ -181,6 +187,38 @@ export class RateLimits {
       this.onRefused?.(name);
     }
     settle(reply, limiter.points, refused ? -1 : res.remainingPoints, res.msBeforeNext, spec);
+  }
+
+  /**
+   * Spends `cost` from each budget only when every one has room (byte budgets: a refused attempt
+   * stores nothing, so it spends nothing, in no budget). On a refusal, what this call took is given
+   * back and the first full budget's 429 is thrown. Answers a function giving it all back, for a
+   * request that fails after spending.
+   */
+  async spend(budgets: { name: RateLimitName; key: string }[], cost: number): Promise<() => Promise<void>> {
+    const taken: { name: RateLimitName; key: string }[] = [];
+    const giveBack = async () => {
+      // Best effort: a give-back that fails (Redis gone) only leaves the budget over-counted.
+      for (const b of taken.splice(0)) await this.giveBack(b.name, b.key, cost).catch(() => {});
+    };
+    for (const b of budgets) {
+      try {
+        await this.consume(b.name, b.key, undefined, undefined, cost);
+      } catch (err) {
+        // A refusal has counted the cost too (both stores count before they compare).
+        if (err instanceof ApiError && err.status === 429) taken.push(b);
+        await giveBack();
+        throw err;
+      }
+      if (this.enabled) taken.push(b);
+    }
+    return giveBack;
+  }
+
+  private async giveBack(name: RateLimitName, key: string, cost: number): Promise<void> {
+    const spec = rateLimits[name];
+    if (!this.redis) return this.memory.giveBack(name, spec, key, cost, Date.now());
+    await this.limiter(name, spec).reward(key, cost);
   }
 
   /** Clears a key (for example a device code's pacing after its interval grew). */

@@ -215,8 +215,8 @@ describe('files: the daily storage budgets', () => {
 
   // 800,000 bytes a file: 5 fit in a user's 4 MiB, 13 in a network source's 10 MiB.
   const image = Buffer.concat([PNG, Buffer.alloc(800_000 - PNG.length)]);
-  const upload = (u: TestUser, remoteAddress: string) => {
-    const m = multipart('a.png', 'image/png', image);
+  const upload = (u: TestUser, remoteAddress: string, data = image) => {
+    const m = multipart('a.png', 'image/png', data);
     return t.app.inject({
       method: 'POST',
       url: '/files',
@@ -252,16 +252,63 @@ describe('files: the daily storage budgets', () => {
     assert.equal(await files(), before);
   });
 
-  it('refuses a network source past 50 MiB a day, whatever account it uses', async () => {
-    const source = '203.0.113.7';
+  /** Fills `source`'s 10 MiB with 13 files from three accounts (5 each fit in a user's 4 MiB). */
+  const fillSource = async (source: string) => {
     let stored = 0;
     for (let n = 0; n < 3; n++) {
       const u = await createUser(t);
       for (let i = 0; i < 5 && stored < 13; i++, stored++)
         assert.equal((await upload(u, source)).statusCode, 201);
     }
+  };
+
+  it('refuses a network source past 50 MiB a day, whatever account it uses', async () => {
+    const source = '203.0.113.7';
+    await fillSource(source);
     const fresh = await createUser(t);
     assert.equal((await upload(fresh, source)).statusCode, 429);
     assert.equal((await upload(fresh, '203.0.113.8')).statusCode, 201, 'another source still may');
+  });
+
+  it('spends nothing on an upload it refuses', async () => {
+    const u = await createUser(t);
+    // 4.5 MB that is no image: refused with 400, so the user's 4 MiB is still whole.
+    const junk = Buffer.alloc(1_500_000, 7);
+    for (let i = 0; i < 3; i++) assert.equal((await upload(u, '198.51.100.20', junk)).statusCode, 400);
+    assert.equal((await upload(u, '198.51.100.20')).statusCode, 201);
+  });
+
+  it("a source's refusal spends none of the user's budget", async () => {
+    const source = '203.0.113.30';
+    await fillSource(source);
+    const victim = await createUser(t);
+    assert.equal((await upload(victim, source)).statusCode, 429);
+    // All of the victim's 4 MiB is left for another network: five files of 800,000 bytes.
+    for (let i = 0; i < 5; i++)
+      assert.equal((await upload(victim, '203.0.113.31')).statusCode, 201, `upload ${i + 1}`);
+  });
+
+  // Sanitising escapes each `"` in an attribute as `&quot;`: six bytes stored for one sent.
+  const quotedSvg = (quotes: number) =>
+    Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg"><text class='${'"'.repeat(quotes)}'>x</text></svg>`);
+
+  it('spends what would be stored: a sanitised SVG by its size after sanitising', async () => {
+    const u = await createUser(t);
+    const svg = quotedSvg(320_000); // 320 KB sent, ~1.92 MB stored
+    const first = await upload(u, '198.51.100.40', svg);
+    assert.equal(first.statusCode, 201, first.body);
+    assert.ok(json(first).bytes > 1_900_000, 'stored larger than sent');
+    assert.equal((await upload(u, '198.51.100.40', svg)).statusCode, 201);
+    const third = await upload(u, '198.51.100.40', svg);
+    assert.equal(third.statusCode, 429, 'two stored files spent 3.84 of the 4 MiB');
+  });
+
+  it('refuses with 413 an SVG that sanitising grows past 2 MB, and stores nothing', async () => {
+    const u = await createUser(t);
+    const before = await files();
+    const res = await upload(u, '198.51.100.50', quotedSvg(400_000)); // 400 KB sent, 2.4 MB clean
+    assert.equal(res.statusCode, 413, res.body);
+    assert.equal(json(res).error.code, 'payload_too_large');
+    assert.equal(await files(), before);
   });
 });

@@ -5,7 +5,7 @@ import { defaults, rateLimits } from '../../config/defaults.js';
 import { authenticate, principalOf } from '../../http/auth.js';
 import { ApiError, validationFailed } from '../../http/errors.js';
 import { authErrors, errorResponses } from '../../http/schemas.js';
-import { readFile, storeFile } from './files.service.js';
+import { prepareFile, readFile, storePrepared } from './files.service.js';
 import { routeDoc } from '../../http/route-doc.js';
 
 const doc = routeDoc('Files');
@@ -50,17 +50,26 @@ export const filesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const part = await req.file();
       if (!part)
         throw validationFailed([{ field: 'file', code: 'required', message: 'a file part is required' }]);
-      const data = await part.toBuffer();
-      // Storage is spent per account and per network source before anything is stored. The
+      // Checked and cleaned first: the budgets are spent on what would be stored, and a refused
+      // upload spends nothing.
+      const file = await prepareFile(await part.toBuffer(), defaults.maxFileBytes);
+      // Storage is spent per account and per network source, in both or in neither. The
       // RateLimit-* headers stay the upload count's; a refusal carries its own with Retry-After.
       const userId = principalOf(req).userId;
-      await ctx.rateLimits.consume('fileUploadBytes', userId, undefined, undefined, data.length);
-      const source = ctx.rateLimits.source(req);
-      await ctx.rateLimits.consume('fileUploadSourceBytes', source, undefined, undefined, data.length);
-      const tracker = await storeFile(ctx.db, ctx.config, ctx.clock, {
-        data,
-        ownerUserId: userId,
-      });
+      const giveBack = await ctx.rateLimits.spend(
+        [
+          { name: 'fileUploadBytes', key: userId },
+          { name: 'fileUploadSourceBytes', key: ctx.rateLimits.source(req) },
+        ],
+        file.data.length,
+      );
+      let tracker: Awaited<ReturnType<typeof storePrepared>>;
+      try {
+        tracker = await storePrepared(ctx.db, ctx.config, ctx.clock, file, userId);
+      } catch (err) {
+        await giveBack();
+        throw err;
+      }
       return reply.code(201).send(tracker);
     },
   );

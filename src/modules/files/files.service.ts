@@ -1,3 +1,4 @@
+import { defaults } from '../../config/defaults.js';
 import type { Config } from '../../config/index.js';
 import type { Db, Executor } from '../../db/schema.js';
 import { ApiError, validationFailed } from '../../http/errors.js';
@@ -43,30 +44,50 @@ export function fileUrl(config: Config, fileKey: string): string {
   return `${config.filesBaseUrl}/${fileKey}`;
 }
 
-export async function storeFile(
-  db: Db,
-  config: Config,
-  clock: Clock,
-  input: { data: Buffer; ownerUserId: string },
-): Promise<FileTracker> {
-  let data = input.data;
-  const type = sniffImageType(data);
+/** An upload checked and cleaned: the bytes that would be stored, and their sniffed type. */
+export interface PreparedFile {
+  data: Buffer;
+  type: 'image/png' | 'image/jpeg' | 'image/webp' | 'image/svg+xml';
+}
+
+/**
+ * Checks an upload's type from its bytes and sanitises an SVG. Refuses (400) what is not an image
+ * and (413) what sanitising grew past `maxBytes`: escaping can make an SVG several times larger,
+ * so the limit is on what would be stored, not on what was sent.
+ */
+export async function prepareFile(input: Buffer, maxBytes: number): Promise<PreparedFile> {
+  const type = sniffImageType(input);
   if (!type)
     throw validationFailed([
       { field: 'file', code: 'invalid_type', message: 'must be a PNG, JPEG, WebP or SVG image' },
     ]);
-  if (type === 'image/svg+xml') {
-    const clean = await sanitizeSvg(data.toString('utf8'));
-    if (!clean)
-      throw validationFailed([
-        {
-          field: 'file',
-          code: 'invalid_type',
-          message: 'the SVG holds no image once active content is removed',
-        },
-      ]);
-    data = Buffer.from(clean, 'utf8');
-  }
+  if (type !== 'image/svg+xml') return { data: input, type };
+  const clean = await sanitizeSvg(input.toString('utf8'));
+  if (!clean)
+    throw validationFailed([
+      {
+        field: 'file',
+        code: 'invalid_type',
+        message: 'the SVG holds no image once active content is removed',
+      },
+    ]);
+  const data = Buffer.from(clean, 'utf8');
+  if (data.length > maxBytes)
+    throw new ApiError(413, 'payload_too_large', `the sanitised SVG is larger than ${maxBytes} bytes`, {
+      limit: maxBytes,
+    });
+  return { data, type };
+}
+
+/** Stores a prepared file (`prepareFile`). */
+export async function storePrepared(
+  db: Db,
+  config: Config,
+  clock: Clock,
+  file: PreparedFile,
+  ownerUserId: string,
+): Promise<FileTracker> {
+  const { data, type } = file;
   const ext = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/svg+xml': 'svg' }[type];
   const id = newId('file_');
   const fileKey = `${randomAlphanumeric(24)}.${ext}`;
@@ -76,10 +97,21 @@ export async function storeFile(
     content_type: type,
     bytes: data.length,
     data,
-    owner_user_id: input.ownerUserId,
+    owner_user_id: ownerUserId,
     created_at: clock.now(),
   });
   return { id, fileKey, url: fileUrl(config, fileKey), contentType: type, bytes: data.length };
+}
+
+/** Checks, cleans and stores an upload (`prepareFile`, then `storePrepared`). */
+export async function storeFile(
+  db: Db,
+  config: Config,
+  clock: Clock,
+  input: { data: Buffer; ownerUserId: string },
+): Promise<FileTracker> {
+  const file = await prepareFile(input.data, defaults.maxFileBytes);
+  return storePrepared(db, config, clock, file, input.ownerUserId);
 }
 
 /** The FileTracker for a file id, or a 400 naming `field` when the id is unknown. */

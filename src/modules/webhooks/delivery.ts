@@ -55,8 +55,8 @@ export interface AttemptResult {
 
 /** Instance metadata services outside the link-local ranges (Alibaba, Oracle, Azure's WireServer). */
 const METADATA_V4 = new Set(['100.100.100.200', '192.0.0.192', '168.63.129.16']);
-/** AWS's IPv6 instance metadata service and EKS Pod Identity agent. */
-const METADATA_V6 = new Set(['fd00:ec2::254', 'fd00:ec2::23']);
+/** IPv6 metadata services: AWS's (and EKS Pod Identity's), Google Cloud's, Scaleway's. */
+const METADATA_V6 = new Set(['fd00:ec2::254', 'fd00:ec2::23', 'fd20:ce::254', 'fd00:42::42']);
 
 /**
  * Whether a delivery must never connect to `address`, even under WEBHOOK_ALLOW_PRIVATE_NETWORKS:
