@@ -195,6 +195,33 @@ describe('gate policies', () => {
     assert.equal((await check('gpol_nope', randomAddress())).statusCode, 404);
   });
 
+  it('spends a gate check point per distinct gate of the rule, and a refresh point each with refresh', async () => {
+    const w = rpc.addWallet();
+    // Gate a appears twice: three distinct gates.
+    const p = await policy({
+      any: [{ gate: gates.a }, { all: [{ gate: gates.b }, { gate: gates.a }] }, { gate: gates.c }],
+    });
+    const at = (query: string) =>
+      t.app.inject({
+        url: `${base()}/${p.id}/check?walletAddress=${w}${query}`,
+        remoteAddress: '203.0.113.61',
+      });
+    const plain = await at('');
+    assert.equal(plain.statusCode, 200, plain.body);
+    assert.equal(plain.headers['ratelimit-remaining'], String(6000 - 3));
+    const forced = await at('&refresh=true');
+    assert.equal(forced.statusCode, 200, forced.body);
+    assert.equal(forced.headers['ratelimit-limit'], '600');
+    assert.equal(forced.headers['ratelimit-remaining'], String(600 - 3));
+    // An unknown policy spends the one point of its lookup.
+    const unknown = await t.app.inject({
+      url: `${base()}/gpol_unknown/check?walletAddress=${w}`,
+      remoteAddress: '203.0.113.61',
+    });
+    assert.equal(unknown.statusCode, 404);
+    assert.equal(unknown.headers['ratelimit-remaining'], String(6000 - 4));
+  });
+
   it('checks a wallet against every operator, evaluating every gate', async () => {
     const w = rpc.addWallet();
     rpc.setBalance(w, mints.a as string, '10'); // passes a

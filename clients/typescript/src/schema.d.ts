@@ -1500,7 +1500,7 @@ export interface paths {
         };
         /**
          * Check whether a wallet passes a gate policy (public)
-         * @description Evaluates every distinct gate of the rule (the gate check: same cache, limits and errors) and the rule over them.
+         * @description Evaluates every distinct gate of the rule (the gate check: same cache, limits and errors) and the rule over them. Each distinct gate spends one point of the gate check limit (of the refresh limit with refresh=true).
          *
          *     - **Rate limit:** 600 per minute (`gateCheck`).
          *     - **Rate limit:** 60 per minute (`gateCheckRefresh`).

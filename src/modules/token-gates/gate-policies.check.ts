@@ -40,8 +40,11 @@ export async function checkPolicy(
   policyId: string,
   wallet: string,
   refresh: boolean,
+  /** Spends the checks' budget once the policy's distinct gates are known (before any is read). */
+  charge: (gates: number) => void | Promise<void> = () => {},
 ): Promise<PolicyCheckResult> {
   const policy = await policyForCheck(ctx, orgSlug, policyId);
+  await charge(policy.gateIds.length);
   const answers = await Promise.all(
     policy.gateIds.map((id) => checkGate(checker, orgSlug, id, wallet, refresh)),
   );

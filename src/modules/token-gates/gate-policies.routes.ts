@@ -151,7 +151,8 @@ export const gatePoliciesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         ...doc('checkGatePolicy', 'Check whether a wallet passes a gate policy (public)', {
           description:
-            'Evaluates every distinct gate of the rule (the gate check: same cache, limits and errors) and the rule over them.',
+            'Evaluates every distinct gate of the rule (the gate check: same cache, limits and errors) and the rule over them. ' +
+            'Each distinct gate spends one point of the gate check limit (of the refresh limit with refresh=true).',
           rateLimits: ['gateCheck', 'gateCheckRefresh'],
         }),
         params: PolicyParams,
@@ -163,16 +164,19 @@ export const gatePoliciesRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req, reply) => {
       reply.header('access-control-allow-origin', '*');
       const refresh = req.query.refresh === 'true';
-      await ctx.rateLimits.consume(
-        refresh ? 'gateCheckRefresh' : 'gateCheck',
-        ctx.rateLimits.source(req),
-        reply,
-      );
+      // A check of each distinct gate of the rule, each costing what a gate check costs: one
+      // point for the policy's lookup, the rest once its gates are known (a rule of 50 gates must
+      // not be 50 balance reads for one point).
+      const limit = refresh ? 'gateCheckRefresh' : 'gateCheck';
+      const source = ctx.rateLimits.source(req);
+      await ctx.rateLimits.consume(limit, source, reply);
       const wallet = checkedWallet(req);
       const checker = gateCheckerOf(ctx);
       if (!checker) throw new Error('the token gate routes are not registered');
       const { orgSlug, policyId } = req.params;
-      const result = await checkPolicy(ctx, checker, orgSlug, policyId, wallet, refresh);
+      const result = await checkPolicy(ctx, checker, orgSlug, policyId, wallet, refresh, (gates) =>
+        gates > 1 ? ctx.rateLimits.consume(limit, source, reply, undefined, gates - 1) : undefined,
+      );
       if (req.query.attest !== 'true') return result;
       return { ...result, attestation: await attestPolicy(ctx, orgSlug, policyId, wallet, result.hasAccess) };
     },
