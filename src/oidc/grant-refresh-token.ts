@@ -30,11 +30,17 @@ export const refreshTokenGrant: Grant = {
     };
     if (found.consumed_at) throw await reuse();
     if (found.expires_at.getTime() <= now.getTime()) throw invalidGrant('the refresh token has expired');
-    let scopes = found.scopes;
+    // The grant as the app may still hold it: a scope taken out of the app's allowed scopes since
+    // leaves the grant at its next refresh (offline_access too: then no new refresh token).
+    const grantScopes = found.scopes.filter((s) => client.allowedScopes.includes(s));
+    let scopes = grantScopes;
     if (requested && requested.length > 0) {
       const extra = requested.filter((s) => !found.scopes.includes(s));
       if (extra.length > 0)
         throw new OAuthError('invalid_scope', `scope exceeds the original grant: ${extra.join(' ')}`);
+      const withdrawn = requested.filter((s) => !grantScopes.includes(s));
+      if (withdrawn.length > 0)
+        throw new OAuthError('invalid_scope', `scope not allowed: ${withdrawn.join(' ')}`);
       scopes = requested;
     }
     // Gate policies re-evaluated before the token is consumed (DESIGN §3): a failed required policy
@@ -51,8 +57,9 @@ export const refreshTokenGrant: Grant = {
       grant: 'refresh_token',
       scopes: gates.scopes,
       // The new refresh token carries the grant as it was (RFC 6749 §6: its scope is identical to the
-      // old one's); a narrower `scope` narrows only these tokens, so a later refresh can ask for more.
-      gates: { grantScopes: found.scopes, dropped: gates.dropped, passedPolicies: gates.passedPolicies },
+      // old one's, less what the app may no longer hold); a narrower `scope` narrows only these
+      // tokens, so a later refresh can ask for more.
+      gates: { grantScopes, dropped: gates.dropped, passedPolicies: gates.passedPolicies },
       refreshed: true,
       user: {
         id: row.user_id,

@@ -18,6 +18,7 @@ import {
 } from '../helpers/oidc.js';
 import { appChangeCommitted, notifyAppChanged } from '../../src/modules/apps/apps.notify.js';
 import { issueAuthorizationCode } from '../../src/oidc/codes.js';
+import { invalidateClient } from '../../src/oidc/clients.js';
 import { sha256 } from '../../src/lib/hash.js';
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
@@ -370,6 +371,41 @@ describe('refresh_token grant', () => {
     const part = await refresh(whole.refresh_token, { scope: 'openid email' });
     assert.equal(part.statusCode, 200, part.body);
     assert.equal(json(part).scope, 'openid email');
+  });
+
+  test("a scope taken out of the app's allowed scopes leaves the grant at the next refresh", async () => {
+    const app = await createApp(t, brand);
+    const first = json(await exchange(app, await code(app)));
+    assert.equal(first.scope, 'openid profile email offline_access');
+    const allow = async (scopes: string[]) => {
+      await t.ctx.db
+        .updateTable('apps')
+        .set({ allowed_scopes: scopes })
+        .where('id', '=', app.appId)
+        .execute();
+      invalidateClient(t.ctx, app.clientId);
+    };
+    await allow(['openid', 'offline_access', 'orders:read']);
+    const asked = await refresh(first.refresh_token, { scope: 'openid email' }, app);
+    assert.equal(json(asked).error, 'invalid_scope', 'email is no longer the app’s to ask for');
+    const narrowed = json(await refresh(first.refresh_token, {}, app));
+    assert.equal(narrowed.scope, 'openid offline_access');
+    const stored = await t.ctx.db
+      .selectFrom('refresh_tokens')
+      .select('scopes')
+      .where('token_hash', '=', sha256(narrowed.refresh_token))
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(stored.scopes, ['openid', 'offline_access'], 'the grant itself narrowed');
+    // Allowing email again does not bring it back into this grant.
+    await allow(['openid', 'profile', 'email', 'offline_access']);
+    const again = json(await refresh(narrowed.refresh_token, {}, app));
+    assert.equal(again.scope, 'openid offline_access');
+    // Without offline_access the app refreshes once more and gets no new refresh token.
+    await allow(['openid', 'profile', 'email']);
+    const last = await refresh(again.refresh_token, {}, app);
+    assert.equal(last.statusCode, 200, last.body);
+    assert.equal(json(last).scope, 'openid');
+    assert.equal(json(last).refresh_token, undefined);
   });
 
   test('a refresh with a bad scope does not burn the token: the retry with a good scope succeeds', async () => {
