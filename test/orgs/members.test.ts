@@ -199,19 +199,16 @@ describe('members', () => {
       assert.equal(audit[0].actor_user_id, admin.id);
     });
 
-    it('adds an existing user who is not yet a member, firing member.added', async () => {
-      const newcomer = await createUser(t);
-      assertError(await t.app.inject({ url: base(org), headers: newcomer.auth }), 404, 'not_found');
-      const res = await assign(admin, newcomer.id, org.roles.member);
-      assert.equal(res.statusCode, 201, res.body);
-      assert.deepEqual(json(res).roles, [{ id: org.roles.member, name: 'Member' }]);
-      const events = (await eventRows(t, org.id)).filter((e) => e.type === 'member.added');
-      assert.deepEqual(
-        events.map((e) => [e.actor_user_id, e.data]),
-        [[admin.id, { user: newcomer.id, roles: ['Member'] }]],
-      );
-      // Permissions are read live: the new member can see the org at once.
-      assert.equal((await t.app.inject({ url: base(org), headers: newcomer.auth })).statusCode, 200);
+    it('is 404 for a user who is not a member: people join by invitation', async () => {
+      const stranger = await createUser(t);
+      const counts = await recordCounts(t, org.id);
+      const res = await assign(admin, stranger.id, org.roles.member);
+      assertError(res, 404, 'not_found');
+      assert.doesNotMatch(res.body, new RegExp(stranger.id), 'nothing of the stranger is shown');
+      assert.deepEqual(await recordCounts(t, org.id), counts);
+      assertError(await t.app.inject({ url: base(org), headers: stranger.auth }), 404, 'not_found');
+      const members = json(await t.app.inject({ url: `${base(org)}/members`, headers: admin.auth }));
+      assert.ok(!members.items.some((m: { userId: string }) => m.userId === stranger.id));
     });
 
     it('is 404 for an unknown user and for a role of another org', async () => {

@@ -566,8 +566,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Give a member a role (adds the user when new) (admin mirror)
-         * @description - **Credentials:** a console access token or a user API key.
+         * Give a member a role (admin mirror)
+         * @description A user who is not a member answers 404: people join by accepting an invitation. The admin mirror adds the user when new.
+         *
+         *     - **Credentials:** a console access token or a user API key.
          *     - **Permission:** the system permission `admin.orgs.edit` (no membership needed).
          *     - **Rate limit:** 30 per minute (`orgWrite`).
          *     - **Errors:** 400, 401, 403, 404, 422, 429 (see the responses).
@@ -1630,8 +1632,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Give a member a role (adds the user when new)
-         * @description - **Credentials:** a console access token or a user API key.
+         * Give a member a role
+         * @description A user who is not a member answers 404: people join by accepting an invitation. The admin mirror adds the user when new.
+         *
+         *     - **Credentials:** a console access token or a user API key.
          *     - **Permission:** `org.members.edit` in the org (a non-member gets 404; a scoped API key needs it among its scopes).
          *     - **Rate limit:** 30 per minute (`orgWrite`).
          *     - **Errors:** 400, 401, 403, 404, 422, 429 (see the responses).

@@ -39,7 +39,11 @@ export const membersRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = async (
     '/:orgSlug/members/:userId/roles',
     {
       schema: {
-        ...doc('assignMemberRole', 'Give a member a role (adds the user when new)'),
+        ...doc('assignMemberRole', 'Give a member a role', {
+          description:
+            'A user who is not a member answers 404: people join by accepting an invitation. ' +
+            'The admin mirror adds the user when new.',
+        }),
         params: MemberParams,
         body: AssignRoleBody,
         response: { 201: MemberSchema, ...authErrors, ...errorResponses(422) },

@@ -47,8 +47,8 @@ export async function listMembers(
 const OWNER_VIA_TRANSFER = 'the Owner role changes hands only through transfer-ownership';
 
 /**
- * Gives a user a role in the org. A user who is not yet a member joins with it (member.added); a
- * member gains it (member.role.changed); a role already held changes nothing (idempotent).
+ * Gives a member a role (member.role.changed); a role already held changes nothing (idempotent). A
+ * user who is not a member is 404, except on the admin mirror, where they join with it (member.added).
  */
 export async function assignRole(
   ctx: AppContext,
@@ -66,6 +66,11 @@ export async function assignRole(
     if (role.built_in === 'owner') throw unprocessable(OWNER_VIA_TRANSFER);
     const user = await findUserById(trx, userId);
     if (!user) throw notFound('user');
+    // People join an org by accepting an invitation. Adding anyone by id would let any signed-in
+    // user (every org creator holds org.members.edit) pull a stranger into an org and read their
+    // profile and wallets from the member list, past the consent of every app they signed in to.
+    // Only the admin mirror adds directly.
+    if (!actor.admin && !(await q.lockMembership(trx, orgId, userId))) throw notFound('member');
     const now = ctx.clock.now();
     const joined = await q.insertMembership(trx, orgId, userId, now);
     const assigned = await q.insertMemberRole(trx, orgId, userId, role.id, now);
