@@ -5,6 +5,12 @@ import type { ProviderType } from './types.js';
 /** What an upstream provider says about the person who signed in. */
 export interface ExternalIdentity {
   externalUserId: string;
+  /**
+   * The key this provider's links had before `externalUserId` was namespaced (Telegram's bare user
+   * id, before links were keyed by bot). A link still under it is adopted only through the brand it
+   * was last used through (`userForIdentity`).
+   */
+  legacyExternalUserId?: string;
   email?: string;
   emailVerified?: boolean;
   username?: string;

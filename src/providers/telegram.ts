@@ -26,22 +26,37 @@ export type TelegramCheck =
   | { ok: false; reason: 'invalid_hash' | 'expired'; claimedId?: string };
 
 /**
+ * The account key of Telegram user `telegramId` as proven by the bot of `botToken`: `<bot id>:<user
+ * id>`. The widget's proof is an HMAC with the bot's own token, and an org supplies its brand's
+ * token, so a proof says only "this bot's owner vouches for it": whoever holds a bot token can sign
+ * any user id. Keyed by the bot, an identity proven through one bot never reaches an account linked
+ * through another (as Microsoft's accounts are keyed by tenant).
+ */
+export function telegramAccountId(botToken: string, telegramId: string): string {
+  const botId = botToken.slice(0, botToken.indexOf(':'));
+  return `${botId}:${telegramId}`;
+}
+
+/**
  * Verifies the widget's data (https://core.telegram.org/widgets/login#checking-authorization):
  * HMAC-SHA256 over the data-check string (the received `key=value` pairs but `hash`, sorted by key,
  * joined by newlines) with SHA-256(bot token) as the key, compared in constant time; and an
- * `auth_date` no older than a day (nor in the future) by `nowSec`.
+ * `auth_date` no older than a day (nor in the future) by `nowSec`. The identity (and the claimed id
+ * of a refusal) is keyed by the bot: see telegramAccountId.
  */
 export function verifyTelegramLogin(
   fields: Record<string, string | undefined>,
   botToken: string,
   nowSec: number,
 ): TelegramCheck {
-  const claimedId = str(fields.id);
+  const rawId = str(fields.id);
   const hash = fields.hash;
   const pairs = TELEGRAM_FIELDS.filter((k) => k !== 'hash' && fields[k] !== undefined).map(
     (k) => `${k}=${fields[k]}`,
   );
-  if (!hash || !/^[0-9a-f]{64}$/.test(hash) || !claimedId || !/^[0-9]{1,20}$/.test(claimedId)) {
+  const telegramId = rawId && /^[0-9]{1,20}$/.test(rawId) ? rawId : undefined;
+  const claimedId = telegramId ? telegramAccountId(botToken, telegramId) : undefined;
+  if (!hash || !/^[0-9a-f]{64}$/.test(hash) || !telegramId || !claimedId) {
     return { ok: false, reason: 'invalid_hash', claimedId };
   }
   const key = createHash('sha256').update(botToken).digest();
@@ -59,6 +74,7 @@ export function verifyTelegramLogin(
     ok: true,
     identity: {
       externalUserId: claimedId,
+      legacyExternalUserId: telegramId,
       username: str(fields.username),
       firstName: str(fields.first_name),
       lastName: str(fields.last_name),

@@ -150,6 +150,7 @@ export function accountStore(db: Executor, deps: AccountDeps): AccountStore {
     touchWalletOwner: (address, now) => q.touchWalletOwner(db, address, now),
     insertPrimaryWallet: (input) => q.insertPrimaryWallet(db, input),
     linkedUser: (provider, externalUserId) => q.linkedUser(db, provider, externalUserId),
+    adoptLegacyLink: (input) => q.adoptLegacyLink(db, input),
     saveOAuthLink: (input) => saveOAuthLink(deps, db, input),
     oauthLink: (linkId) => openLink(db, deps.encryptor, linkId),
     describe: (userId) => q.describeAccount(db, userId),

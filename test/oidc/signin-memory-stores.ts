@@ -35,6 +35,8 @@ export class MemorySigninStores implements SigninStores {
   readonly wallets = new Map<string, string>();
   /** `${provider}:${externalUserId}` → user id */
   readonly links = new Map<string, string>();
+  /** The brand each link was last used through. */
+  readonly linkBrands = new Map<string, string>();
   /** identity hash → user id, for accounts in their deletion grace window */
   readonly deletedIdentities = new Map<string, string>();
   readonly activity: AccountActivity[] = [];
@@ -246,7 +248,18 @@ export class MemorySigninStores implements SigninStores {
       const holder = this.links.get(key);
       if (holder && holder !== input.userId) return null;
       this.links.set(key, input.userId);
+      this.linkBrands.set(key, input.brandId);
       return `oal_${key}`;
+    },
+    adoptLegacyLink: async (input) => {
+      const legacy = `${input.provider}:${input.legacyExternalUserId}`;
+      const holder = this.liveHolder(this.links.get(legacy));
+      if (!holder || this.linkBrands.get(legacy) !== input.brandId) return null;
+      this.links.delete(legacy);
+      this.linkBrands.delete(legacy);
+      this.links.set(`${input.provider}:${input.externalUserId}`, holder);
+      this.linkBrands.set(`${input.provider}:${input.externalUserId}`, input.brandId);
+      return holder;
     },
     oauthLink: async () => null,
     describe: async (userId) => {

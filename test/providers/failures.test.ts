@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { consoleToken, createUser } from '../helpers/app.js';
+import { seedOrg } from '../helpers/fixtures.js';
 import { google } from '../../src/providers/google.js';
 import { microsoft } from '../../src/providers/microsoft.js';
 import { verifyTelegramLogin } from '../../src/providers/telegram.js';
@@ -244,7 +246,7 @@ describe('upstream sign-in failures', () => {
   });
 
   describe('telegram', () => {
-    function fields(overrides: Record<string, string> = {}) {
+    function fields(overrides: Record<string, string> = {}, botToken = BOT_TOKEN) {
       const f: Record<string, string> = {
         id: '7001',
         first_name: 'Pavel',
@@ -254,12 +256,12 @@ describe('upstream sign-in failures', () => {
         auth_date: String(w.t.clock.nowSec() - 30),
         ...overrides,
       };
-      f.hash = telegramHash(f, BOT_TOKEN);
+      f.hash = telegramHash(f, botToken);
       return f;
     }
 
-    async function startTelegram() {
-      const id = await startInteraction(w, client);
+    async function startTelegram(c = client) {
+      const id = await startInteraction(w, c);
       const res = await w.inject({
         method: 'GET',
         url: `/interactions/${id}/providers/telegram`,
@@ -269,11 +271,11 @@ describe('upstream sign-in failures', () => {
       return { id, res, jar: collectCookies(res, { ...w.browser }) };
     }
 
-    async function callback(jar: Record<string, string>, f: Record<string, string>) {
+    async function callback(jar: Record<string, string>, f: Record<string, string>, c = client) {
       const cb = await w.t.ctx.db
         .selectFrom('brands')
         .select('oauth_callback_id')
-        .where('id', '=', client.brandId)
+        .where('id', '=', c.brandId)
         .executeTakeFirstOrThrow();
       return w.inject({
         method: 'GET',
@@ -310,7 +312,7 @@ describe('upstream sign-in failures', () => {
         .selectAll()
         .where('provider', '=', 'telegram')
         .executeTakeFirstOrThrow();
-      assert.equal(link.external_user_id, '7001');
+      assert.equal(link.external_user_id, '123456789:7001', 'keyed by the bot that proved it');
       assert.equal(link.username, 'paveld');
       const user = await w.t.ctx.db
         .selectFrom('users')
@@ -348,6 +350,97 @@ describe('upstream sign-in failures', () => {
       assert.equal(signinError(res, id), 'telegram_expired');
     });
 
+    /** Another org whose brand signs in with a bot its owner controls: any id, signed with its token. */
+    const OTHER_BOT = '987654321:AAOtherOrgsOwnBotTokenForTests_987654';
+    async function otherOrgsBrand() {
+      const owner = await createUser(w.t);
+      const org = await seedOrg(w.t, owner);
+      const other = await seedClient(w.t, {
+        orgId: org.id,
+        firstParty: true,
+        redirectUris: [`${w.mock.url}/app/callback`],
+      });
+      const put = await w.inject({
+        method: 'PUT',
+        url: `/identity/organizations/${org.slug}/brands/${other.brandSlug}/connections`,
+        headers: { authorization: `Bearer ${await consoleToken(w.t, owner.id)}` },
+        payload: { type: 'telegram', config: { botToken: OTHER_BOT, botUsername: 'other_org_bot' } },
+      });
+      assert.equal(put.statusCode, 201, put.body);
+      return other;
+    }
+
+    async function telegramLinks(telegramId: string) {
+      return w.t.ctx.db
+        .selectFrom('oauth_links')
+        .select(['user_id', 'external_user_id', 'brand_id'])
+        .where('provider', '=', 'telegram')
+        .where('external_user_id', 'like', `%${telegramId}`)
+        .orderBy('external_user_id')
+        .execute();
+    }
+
+    async function signInAs(telegramId: string, c: SeededClient, botToken: string) {
+      const { jar } = await startTelegram(c);
+      const res = await callback(jar, fields({ id: telegramId }, botToken), c);
+      assert.equal(res.statusCode, 302, res.body);
+      assert.ok(new URL(res.headers.location as string).searchParams.get('code'));
+    }
+
+    it("an id signed by another org's bot never reaches the account its owner linked through this one", async () => {
+      await signInAs('7002', client, BOT_TOKEN);
+      const [victim] = await telegramLinks('7002');
+      const other = await otherOrgsBrand();
+      // The other org's owner signs "7002" with their own bot's token: a valid proof, for that bot.
+      await signInAs('7002', other, OTHER_BOT);
+      const links = await telegramLinks('7002');
+      assert.equal(links.length, 2);
+      const [ours, theirs] = links;
+      assert.deepEqual(ours, victim, "the victim's link is untouched");
+      assert.equal(ours.external_user_id, '123456789:7002');
+      assert.equal(ours.brand_id, client.brandId);
+      assert.equal(theirs.external_user_id, '987654321:7002');
+      assert.notEqual(theirs.user_id, victim.user_id, 'a new account, not the victim');
+    });
+
+    it('a link from before links were keyed by bot is taken over only through the brand it was used through', async () => {
+      const holder = await createUser(w.t);
+      const now = w.t.clock.now();
+      await w.t.ctx.db
+        .insertInto('oauth_links')
+        .values({
+          id: 'oal_legacy7003',
+          user_id: holder.id,
+          provider: 'telegram',
+          external_user_id: '7003',
+          brand_id: client.brandId,
+          created_at: now,
+          updated_at: now,
+        } as never)
+        .execute();
+      const other = await otherOrgsBrand();
+      await signInAs('7003', other, OTHER_BOT);
+      let links = await telegramLinks('7003');
+      assert.deepEqual(
+        links.map((l) => [l.external_user_id, l.user_id === holder.id]),
+        [
+          ['7003', true],
+          ['987654321:7003', false],
+        ],
+        "another org's bot does not take the legacy link over",
+      );
+      await signInAs('7003', client, BOT_TOKEN);
+      links = await telegramLinks('7003');
+      assert.deepEqual(
+        links.map((l) => [l.external_user_id, l.user_id === holder.id]),
+        [
+          ['123456789:7003', true],
+          ['987654321:7003', false],
+        ],
+        'the brand it was used through keeps its user, now keyed by the bot',
+      );
+    });
+
     it('without the binding cookie the return is refused', async () => {
       await startTelegram();
       const res = await callback({}, fields());
@@ -363,7 +456,7 @@ describe('upstream sign-in failures', () => {
       assert.deepEqual(verifyTelegramLogin({ ...f, hash: 'zz' }, BOT_TOKEN, now), {
         ok: false,
         reason: 'invalid_hash',
-        claimedId: '1',
+        claimedId: '123456789:1',
       });
       assert.equal(verifyTelegramLogin(f, BOT_TOKEN, now + 86_401).ok, false);
       assert.equal(verifyTelegramLogin(f, BOT_TOKEN, now - 3600).ok, false, 'auth_date in the future');

@@ -174,7 +174,7 @@ describe('provider link: bound to its browser and user, confirmed before linking
       .selectFrom('oauth_links')
       .select('user_id')
       .where('provider', '=', 'telegram')
-      .where('external_user_id', '=', '7007')
+      .where('external_user_id', '=', '123456789:7007')
       .executeTakeFirstOrThrow();
     assert.equal(linked.user_id, victim.id);
   });

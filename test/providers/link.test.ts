@@ -145,7 +145,9 @@ describe('linking and unlinking providers, restoring accounts, and secrets', () 
     assert.equal(cb.statusCode, 200, cb.body);
     assert.equal((await answerLinkPage(w, cb, jar)).statusCode, 200);
     assert.ok(
-      (await linksOf(userId)).some((l) => l.provider === 'telegram' && l.external_user_id === '5005'),
+      (await linksOf(userId)).some(
+        (l) => l.provider === 'telegram' && l.external_user_id === '123456789:5005',
+      ),
     );
     // The widget link is single use.
     const again = await w.inject({

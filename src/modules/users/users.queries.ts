@@ -310,6 +310,34 @@ export async function linkedUser(
   return row?.id ?? null;
 }
 
+/**
+ * Moves a live user's link from its legacy key to `externalUserId`, only when it was last used
+ * through `brandId`; the user's id, or null when there is no such link.
+ */
+export async function adoptLegacyLink(
+  db: Executor,
+  input: { provider: string; legacyExternalUserId: string; externalUserId: string; brandId: string },
+): Promise<string | null> {
+  const row = await db
+    .updateTable('oauth_links')
+    .set({ external_user_id: input.externalUserId })
+    .where('provider', '=', input.provider)
+    .where('external_user_id', '=', input.legacyExternalUserId)
+    .where('brand_id', '=', input.brandId)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('users')
+          .select('users.id')
+          .whereRef('users.id', '=', 'oauth_links.user_id')
+          .where('users.deleted_at', 'is', null),
+      ),
+    )
+    .returning('user_id')
+    .executeTakeFirst();
+  return row?.user_id ?? null;
+}
+
 /** What the sign-in pages call an account (deleted ones included, flagged). */
 export async function describeAccount(db: Executor, userId: string) {
   const user = await db

@@ -34,6 +34,24 @@ async function saveLink(tx: SigninStores, input: IdentityInput & { userId: strin
 }
 
 /**
+ * The live user holding the identity's link. A link still under the identity's legacy key (a
+ * Telegram link from before links were keyed by bot) is taken over, renamed to the current key,
+ * only when it was last used through this brand: under its legacy key nothing says which bot
+ * proved it, and a bot another org controls must not reach it.
+ */
+async function linkHolder(tx: SigninStores, input: IdentityInput): Promise<string | null> {
+  const { identity } = input;
+  const linked = await tx.accounts.linkedUser(input.provider, identity.externalUserId);
+  if (linked || !identity.legacyExternalUserId) return linked;
+  return tx.accounts.adoptLegacyLink({
+    provider: input.provider,
+    legacyExternalUserId: identity.legacyExternalUserId,
+    externalUserId: identity.externalUserId,
+    brandId: input.brandId,
+  });
+}
+
+/**
  * The account a provider identity signs in to: the linked user; else an account in its deletion
  * grace window that had this identity (restored); else a new user with the provider's profile. An
  * email address never picks an account: only (provider, external id) does.
@@ -43,7 +61,7 @@ export async function userForIdentity(
   input: IdentityInput,
 ): Promise<{ userId: string; created: boolean; restored: boolean }> {
   const { identity } = input;
-  const linked = await tx.accounts.linkedUser(input.provider, identity.externalUserId);
+  const linked = await linkHolder(tx, input);
   if (linked) {
     await saveLink(tx, { ...input, userId: linked });
     return { userId: linked, created: false, restored: false };
@@ -80,7 +98,7 @@ export async function linkIdentity(
 ): Promise<void> {
   await ctx.stores.signin.atomic(async (tx) => {
     if (!(await tx.accounts.lockLive(input.userId))) throw new AccountGone();
-    const holder = await tx.accounts.linkedUser(input.provider, input.identity.externalUserId);
+    const holder = await linkHolder(tx, input);
     if (holder && holder !== input.userId) {
       throw new LinkedToAnotherUser();
     }

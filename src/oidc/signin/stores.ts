@@ -270,6 +270,16 @@ export interface AccountStore {
   insertPrimaryWallet(input: { id: string; userId: string; address: string; now: Date }): Promise<boolean>;
   /** The live user a provider account is linked to. */
   linkedUser(provider: string, externalUserId: string): Promise<string | null>;
+  /**
+   * Moves the live user's link under `legacyExternalUserId` to `externalUserId` when it was last
+   * used through `brandId`; that user, or null.
+   */
+  adoptLegacyLink(input: {
+    provider: string;
+    legacyExternalUserId: string;
+    externalUserId: string;
+    brandId: string;
+  }): Promise<string | null>;
   /** Records or refreshes the link (tokens sealed); null when another user holds the account. */
   saveOAuthLink(input: OAuthLinkInput): Promise<string | null>;
   /** A link with its provider tokens opened (for revocation at the provider); null when gone. */
