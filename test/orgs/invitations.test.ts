@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { sha256 } from '../../src/lib/hash.js';
-import { consoleToken, createUser, json, type TestApp, type TestUser } from '../helpers/app.js';
+import { consoleToken, createUser, grantSystem, json, type TestApp, type TestUser } from '../helpers/app.js';
 import { addMember, seedOrg, type TestOrg } from '../helpers/fixtures.js';
 import {
   assertError,
@@ -120,6 +120,63 @@ describe('org invitations', () => {
     assert.equal(item.id, id);
     assert.equal(item.status, 'accepted');
     assert.equal(item.acceptedBy, invitee.id);
+  });
+
+  it("a removed admin's links stop working (404): they cannot let themselves back in", async () => {
+    const { url } = json(await invite(admin, { roleIds: [org.roles.admin] }));
+    const removed = await t.app.inject({
+      method: 'DELETE',
+      url: `/identity/organizations/${org.slug}/members/${admin.id}`,
+      headers: owner.auth,
+    });
+    assert.equal(removed.statusCode, 204, removed.body);
+    assertError(await accept(admin, tokenOf(url)), 404, 'not_found');
+    assertError(await accept(invitee, tokenOf(url)), 404, 'not_found');
+    assert.equal(await rolesOf(admin), undefined);
+    assert.equal(await rolesOf(invitee), undefined);
+  });
+
+  it("a demoted admin's links give nothing they can no longer give (404), and are not consumed", async () => {
+    const { url } = json(await invite(admin, { roleIds: [org.roles.admin] }));
+    const members = `/identity/organizations/${org.slug}/members/${admin.id}/roles`;
+    const asMember = await t.app.inject({
+      method: 'POST',
+      url: members,
+      headers: owner.auth,
+      payload: { roleId: org.roles.member },
+    });
+    assert.equal(asMember.statusCode, 201, asMember.body);
+    const demoted = await t.app.inject({
+      method: 'DELETE',
+      url: `${members}/${org.roles.admin}`,
+      headers: owner.auth,
+    });
+    assert.equal(demoted.statusCode, 204, demoted.body);
+    assertError(await accept(invitee, tokenOf(url)), 404, 'not_found');
+    assert.equal(await rolesOf(invitee), undefined);
+    // Given Admin again, the admin's link works again: it was refused, never burnt.
+    await t.app.inject({
+      method: 'POST',
+      url: members,
+      headers: owner.auth,
+      payload: { roleId: org.roles.admin },
+    });
+    assert.equal((await accept(invitee, tokenOf(url))).statusCode, 200);
+    assert.deepEqual(await rolesOf(invitee), ['Admin']);
+  });
+
+  it('a link made on the admin mirror stands while its maker keeps admin.orgs.edit', async () => {
+    const operator = await createUser(t);
+    await grantSystem(t, operator.id, ['admin.orgs.view', 'admin.orgs.edit']);
+    const made = await t.app.inject({
+      method: 'POST',
+      url: `/admin/identity/organizations/${org.slug}/invitations`,
+      headers: operator.auth,
+      payload: { roleIds: [org.roles.admin] },
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    assert.equal((await accept(invitee, tokenOf(json(made).url))).statusCode, 200);
+    assert.deepEqual(await rolesOf(invitee), ['Admin']);
   });
 
   it('a member cannot accept again (409) and the link stays usable by someone else', async () => {

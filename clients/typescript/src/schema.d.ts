@@ -971,7 +971,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation and join its organization
-         * @description The signed-in user joins with the invitation's roles (`member.added`); the link works once. Unknown or revoked: 404; already used: 409; already a member: 409 (the link stays usable); expired: 422. At most 10 a minute per user.
+         * @description The signed-in user joins with the invitation's roles (`member.added`); the link works once. Unknown or revoked: 404; already used: 409; already a member: 409 (the link stays usable); expired: 422. 404 too, without consuming the link, while its creator could no longer make it (no longer a member with `org.members.edit` and every permission its roles give, and without `admin.orgs.edit`). At most 10 a minute per user.
          *
          *     - **Credentials:** a console access token or a user API key.
          *     - **Credentials:** a console access token only; an API key is refused with 403 `forbidden`.

@@ -101,7 +101,9 @@ export const invitationAcceptRoutes: FastifyPluginAsyncTypebox = async (app) => 
           description:
             "The signed-in user joins with the invitation's roles (`member.added`); the link works once. " +
             'Unknown or revoked: 404; already used: 409; already a member: 409 (the link stays usable); ' +
-            'expired: 422. At most 10 a minute per user.',
+            'expired: 422. 404 too, without consuming the link, while its creator could no longer make it ' +
+            '(no longer a member with `org.members.edit` and every permission its roles give, and without ' +
+            '`admin.orgs.edit`). At most 10 a minute per user.',
         }),
         body: AcceptInvitationBody,
         response: { 200: InvitationAccepted, ...authErrors, ...errorResponses(409, 422) },

@@ -1,10 +1,12 @@
 import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../../context.js';
+import type { Trx } from '../../db/schema.js';
 import { recordMutation } from '../../events/outbox.js';
 import { conflict, notFound, unprocessable } from '../../http/errors.js';
 import { sha256 } from '../../lib/hash.js';
 import { newId, newSecret } from '../../lib/ids.js';
 import * as orgs from '../orgs/orgs.queries.js';
+import { systemPermissionsOf } from '../orgs/system-permissions.queries.js';
 import { type Actor, assertHolds } from '../orgs/roles.service.js';
 import * as q from './invitations.queries.js';
 import type { CreateInvitationInput, InvitationView } from './invitations.schemas.js';
@@ -134,9 +136,29 @@ export async function revokeInvitation(
 }
 
 /**
+ * A link carries its creator's authority, so it stands only while the creator could still make it:
+ * a member of the org who may invite (`org.members.edit`) and holds every permission its roles give
+ * now, or a system administrator (the admin mirror). Otherwise removing or demoting an admin would
+ * not stick: the links they made beforehand would let them, or anyone they hand them to, back in
+ * with their old roles.
+ */
+async function creatorCouldStillInvite(
+  trx: Trx,
+  orgId: string,
+  creatorId: string,
+  roles: Array<{ permissions: string[] }>,
+): Promise<boolean> {
+  const held = await orgs.permissionsInTx(trx, orgId, creatorId);
+  const gives = roles.flatMap((r) => r.permissions);
+  if (held?.has('org.members.edit') && gives.every((p) => held.has(p))) return true;
+  return (await systemPermissionsOf(trx, creatorId)).includes('admin.orgs.edit');
+}
+
+/**
  * The invitee accepts: the whole request is checked (the invitation is live, its org active, the
- * user not yet a member, its roles still there) before the invitation is consumed, once, and the
- * user joins with its roles (`member.added`).
+ * user not yet a member, its roles still there, its creator still able to give them) before the
+ * invitation is consumed, once, and the user joins with its roles (`member.added`). A link whose
+ * creator can no longer give its roles is 404, as a revoked one.
  */
 export async function acceptInvitation(
   ctx: AppContext,
@@ -159,6 +181,7 @@ export async function acceptInvitation(
       if (role) roles.push(role);
     }
     if (roles.length === 0) throw unprocessable('the roles of this invitation no longer exist');
+    if (!(await creatorCouldStillInvite(trx, org.id, row.created_by, roles))) throw notFound('invitation');
     if (!(await q.consumeInvitation(trx, row.id, userId, now)))
       throw conflict('this invitation was already used');
     await orgs.insertMembership(trx, org.id, userId, now);
