@@ -76,6 +76,39 @@ describe('an interaction continues only in the browser that started it', () => {
     assert.equal(verify.statusCode, 200, verify.body);
   });
 
+  it('a browser holds at most 10 interaction cookies: starting an 11th clears the oldest', async () => {
+    // A page that keeps sending one browser to /oauth2/authorize: the browser sends back every
+    // cookie it holds, oldest first, and drops those the answers clear.
+    const jar = new Map<string, string>();
+    const ids: string[] = [];
+    for (let i = 0; i < 14; i++) {
+      const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+      const res = await t.app.inject({
+        url: `/oauth2/authorize?${authorizeQuery(rp)}`,
+        headers: cookie ? { cookie } : {},
+      });
+      assert.equal(res.statusCode, 302, res.body);
+      ids.push(String(res.headers.location).split('/signin/')[1] as string);
+      for (const c of res.cookies as Array<{ name: string; value: string }>) {
+        if (c.value) jar.set(c.name, c.value);
+        else jar.delete(c.name);
+      }
+      assert.ok(jar.size <= 10, `${jar.size} cookies after ${i + 1} starts`);
+    }
+    assert.deepEqual(
+      [...jar.keys()],
+      ids.slice(-10).map((id) => `gh_ia_${id}`),
+      'the ten newest',
+    );
+    const newest = ids.at(-1) as string;
+    const show = await t.app.inject({
+      url: `/interactions/${newest}`,
+      headers: { cookie: `gh_ia_${newest}=${jar.get(`gh_ia_${newest}`)}` },
+    });
+    assert.equal(show.statusCode, 200, show.body);
+    refused(await t.app.inject({ url: `/interactions/${ids[0]}` }));
+  });
+
   it('refuses the consent decision from another browser, even with the signed-in session', async () => {
     const id = await start();
     const { res, jar } = await walletSignIn(t, id, createTestWallet());

@@ -59,6 +59,16 @@ export function newFlowBinding(): FlowBinding {
   return { value, hash: sha256(value) };
 }
 
+/**
+ * At most this many flows of one kind per browser. Each start sets a cookie that lives as long as
+ * its flow (30 minutes for an interaction), so a page that keeps sending a browser to
+ * `/oauth2/authorize` would pile them up until the Cookie header passes a proxy's limit (nginx's
+ * 8 KB) and every page of the origin answers 400 to that browser. Starting one more clears the
+ * oldest: a browser sends the cookies of one path oldest first (RFC 6265 §5.4), and a flow whose
+ * cookie is gone ends as one started in another browser.
+ */
+export const MAX_FLOWS_PER_BROWSER = 10;
+
 export function setFlowCookie(
   ctx: AppContext,
   reply: FastifyReply,
@@ -67,7 +77,14 @@ export function setFlowCookie(
   value: string,
   ttlSeconds: number,
 ): void {
-  reply.setCookie(flowCookieName(kind, id), value, { ...cookieOptions(ctx, kind), maxAge: ttlSeconds });
+  const name = flowCookieName(kind, id);
+  const options = cookieOptions(ctx, kind);
+  const held = Object.keys(reply.request.cookies ?? {}).filter(
+    (n) => n.startsWith(PREFIX[kind]) && n !== name,
+  );
+  const over = held.length - (MAX_FLOWS_PER_BROWSER - 1);
+  for (const oldest of held.slice(0, Math.max(0, over))) reply.clearCookie(oldest, options);
+  reply.setCookie(name, value, { ...options, maxAge: ttlSeconds });
 }
 
 /** Starts a flow whose row id is already known: sets the cookie and returns the hash to store. */
