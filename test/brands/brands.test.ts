@@ -234,6 +234,34 @@ describe('brands', () => {
   });
 
   describe('update', () => {
+    it("takes only the caller's own uploads as a logo, or the logo the brand already has", async () => {
+      const mine = await storeFile(t.ctx.db, t.ctx.config, t.clock, { data: PNG, ownerUserId: w.owner.id });
+      const theirs = await storeFile(t.ctx.db, t.ctx.config, t.clock, {
+        data: PNG,
+        ownerUserId: w.otherOwner.id,
+      });
+      const made = await call(t, w.owner, 'POST', `${orgUrl(w.org)}/brands`, {
+        slug: slug(),
+        name: 'Brand',
+        logoFile: theirs.id,
+      });
+      expect400(made, 'logoFile', 'not_found');
+      const b = await createBrand(t, w.owner, w.org, { logoFile: mine.id });
+      expect400(
+        await call(t, w.owner, 'PATCH', brandUrl(w.org, b.slug), { logoFile: theirs.id }),
+        'logoFile',
+        'not_found',
+      );
+      // Another editor re-saving the brand as the console shows it keeps the logo.
+      const editor = await memberWith(t, w.org, ['org.brands.view', 'org.brands.edit']);
+      const resaved = await call(t, editor, 'PATCH', brandUrl(w.org, b.slug), {
+        name: 'Again',
+        logoFile: mine.id,
+      });
+      assert.equal(resaved.status, 200, resaved.raw);
+      assert.equal(resaved.body.logoFile.fileKey, mine.fileKey);
+    });
+
     it('changes fields, clears nullable ones with null, and returns the whole brand', async () => {
       const file = await storeFile(t.ctx.db, t.ctx.config, t.clock, { data: PNG, ownerUserId: w.owner.id });
       const b = await createBrand(t, w.owner, w.org, {

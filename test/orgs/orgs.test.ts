@@ -304,6 +304,11 @@ describe('organizations', () => {
       const before = await recordCounts(t, org.id);
       assertFieldError(await patch({ slug: 'new-slug' }), 'slug', 'unknown_field');
       assertFieldError(await patch({ iconFile: 'file_doesnotexist' }), 'iconFile', 'not_found');
+      const theirs = await storeFile(t.ctx.db, t.ctx.config, t.clock, {
+        data: PNG,
+        ownerUserId: (await createUser(t)).id,
+      });
+      assertFieldError(await patch({ iconFile: theirs.id }), 'iconFile', 'not_found');
       assertFieldError(await patch({ name: '' }), 'name', 'too_short');
       assertFieldError(await patch({ name: 'x'.repeat(81) }), 'name', 'too_long');
       assertFieldError(await patch({ description: 'd'.repeat(501) }), 'description', 'too_long');

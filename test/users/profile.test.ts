@@ -85,6 +85,13 @@ describe('PATCH /users/:id', () => {
     assert.equal(body.username, 'alice-new');
     assert.equal(body.preferredLanguage, 'fr');
     assert.equal(body.profilePicture.fileKey, json(upload).fileKey);
+    // Bob cannot wear Alice's upload: a file id is not a capability.
+    const borrowed = await patch(bob, bob.id, { profilePicture: fileId });
+    assert.equal(borrowed.statusCode, 422, borrowed.body);
+    assert.deepEqual(
+      json(borrowed).error.details.fields.map((f: { field: string; code: string }) => [f.field, f.code]),
+      [['profilePicture', 'not_found']],
+    );
     assert.equal(body.phoneNumber, undefined, 'the phone number is never shown');
     const row = await t.ctx.db
       .selectFrom('users')

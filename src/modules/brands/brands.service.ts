@@ -106,7 +106,9 @@ export async function createBrand(
     throw conflict('the brand slug "console" is reserved', { field: 'slug' });
   checkUrls(body);
   return ctx.db.transaction().execute(async (trx) => {
-    const logo = body.logoFile ? await resolveFileId(trx, ctx.config, body.logoFile, 'logoFile') : undefined;
+    const logo = body.logoFile
+      ? await resolveFileId(trx, ctx.config, body.logoFile, 'logoFile', { uploadedBy: actorUserId })
+      : undefined;
     const now = ctx.clock.now();
     const row = await q
       .insertBrand(trx, {
@@ -188,7 +190,12 @@ export async function updateBrand(
     let logo: FileTracker | undefined;
     if (body.logoFile !== undefined) {
       logo =
-        body.logoFile === null ? undefined : await resolveFileId(trx, ctx.config, body.logoFile, 'logoFile');
+        body.logoFile === null
+          ? undefined
+          : await resolveFileId(trx, ctx.config, body.logoFile, 'logoFile', {
+              uploadedBy: actorUserId,
+              current: brand.logo_file_id,
+            });
       patch.logo_file_id = logo?.id ?? null;
       if (patch.logo_file_id !== brand.logo_file_id) changed.push('logoFile');
     } else {

@@ -9,7 +9,7 @@ export function insertFile(db: Executor, row: Insertable<FilesTable>): Promise<u
 export function fileRowsByIds(db: Executor, ids: string[]) {
   return db
     .selectFrom('files')
-    .select(['id', 'file_key', 'content_type', 'bytes'])
+    .select(['id', 'file_key', 'content_type', 'bytes', 'owner_user_id'])
     .where('id', 'in', ids)
     .execute();
 }

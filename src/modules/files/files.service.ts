@@ -120,9 +120,13 @@ export async function resolveFileId(
   config: Config,
   id: string,
   field: string,
+  allowed: { uploadedBy: string; current?: string | null },
 ): Promise<FileTracker> {
   const [row] = await q.fileRowsByIds(db, [id]);
-  if (!row) throw validationFailed([{ field, code: 'not_found', message: 'no uploaded file with this id' }]);
+  // Only the caller's own uploads, or the file the field already holds (a second admin re-saving a
+  // brand): a file id is not a capability to attach someone else's upload to your org or profile.
+  if (!row || (row.owner_user_id !== allowed.uploadedBy && row.id !== allowed.current))
+    throw validationFailed([{ field, code: 'not_found', message: 'no file you uploaded has this id' }]);
   return {
     id: row.id,
     fileKey: row.file_key,

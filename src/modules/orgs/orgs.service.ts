@@ -147,7 +147,12 @@ export async function updateOrg(
       patch.icon_file_id =
         input.iconFile === null
           ? null
-          : (await resolveFileId(trx, ctx.config, input.iconFile, 'iconFile')).id;
+          : (
+              await resolveFileId(trx, ctx.config, input.iconFile, 'iconFile', {
+                uploadedBy: actorUserId,
+                current: current.icon_file_id,
+              })
+            ).id;
     }
     const updated = await q.updateOrg(trx, org.id, patch);
     const changes = diff(

@@ -151,7 +151,9 @@ export async function updateProfile(
     else {
       try {
         set.profile_picture_id = (
-          await resolveFileId(ctx.db, ctx.config, patch.profilePicture, 'profilePicture')
+          await resolveFileId(ctx.db, ctx.config, patch.profilePicture, 'profilePicture', {
+            uploadedBy: callerId,
+          })
         ).id;
       } catch (e) {
         if (!(e instanceof ApiError) || e.code !== 'validation_failed') throw e;
