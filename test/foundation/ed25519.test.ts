@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { verifyEd25519 } from '../../src/solana/ed25519.js';
+import bs58 from 'bs58';
+import { isProvingPublicKey, verifyEd25519 } from '../../src/solana/ed25519.js';
 
 function wallet() {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
@@ -36,6 +37,24 @@ describe('verifyEd25519 (the wallet signature check on the libuv pool, with its 
     assert.equal(await verifyEd25519(a.raw.subarray(1), message, a.sign(message)), false);
     assert.equal(await verifyEd25519(a.raw, message, a.sign(message).subarray(1)), false);
     assert.equal(await verifyEd25519(new Uint8Array(32).fill(0xff), message, new Uint8Array(64)), false);
+  });
+
+  it('refuses keys that prove nothing: small-order points and non-canonical encodings', async () => {
+    const message = Buffer.from('sign in to gatehouse.test');
+    // R = the identity point, S = 0: verifies under the identity key for every message.
+    const forged = new Uint8Array(64);
+    forged[0] = 1;
+    const identity = bs58.decode('4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM');
+    assert.equal(await verifyEd25519(identity, message, forged), false);
+    const smallOrderOrOddlyWritten = [
+      '4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM', // the identity (order 1)
+      'H5xSWNRAbqKddKjrabehyU8drL3Dk4LgZJiEJc9rGGyC', // the identity written as y = p + 1
+      '11111111111111111111111111111111', // y = 0: order 4 (the System Program's id)
+      'Gx9dDNxzpALCowVuZb7pBceBLJugLA8sPa6TJDXrpfeW', // y = p - 1 = -1: order 2
+    ].map((a) => bs58.decode(a));
+    for (const key of smallOrderOrOddlyWritten)
+      assert.equal(isProvingPublicKey(key), false, bs58.encode(key));
+    assert.equal(isProvingPublicKey(wallet().raw), true);
   });
 
   it('checks on the libuv pool: many checks at once each get their own answer', async () => {

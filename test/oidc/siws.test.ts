@@ -157,6 +157,25 @@ for (const [name, redemption] of Object.entries(REDEMPTIONS))
       await rejects(verify(forged, a.brandId), 'bad_signature');
     });
 
+    it('answers bad_signature for a small-order address, whose "signature" needs no private key', async () => {
+      // The identity point, canonical and not: R = the identity, S = 0 satisfies the verification
+      // equation for every message, and OpenSSL's verify accepts it.
+      const forged = Buffer.alloc(64);
+      forged[0] = 1;
+      for (const address of [
+        '4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM',
+        'H5xSWNRAbqKddKjrabehyU8drL3Dk4LgZJiEJc9rGGyC',
+      ]) {
+        const c = await createWalletChallenge(t.ctx, { address, brand: brandOf(a), purpose: 'signin' });
+        const proof = {
+          address,
+          signedMessage: Buffer.from(c.message).toString('base64'),
+          signature: forged.toString('base64'),
+        };
+        await rejects(verify(proof, a.brandId), 'bad_signature');
+      }
+    });
+
     it('answers bad_signature when the body address differs from the message address', async () => {
       const w = createTestWallet();
       const other = createTestWallet();
