@@ -147,6 +147,7 @@ export function sessionStore(db: Executor): SessionStore {
         .set({
           token_hash: f.tokenHash,
           auth_time: f.authTime,
+          expires_at: f.expiresAt,
           last_seen_at: f.now,
           user_agent: f.userAgent,
           ip: f.ip,
@@ -177,10 +178,7 @@ export function sessionStore(db: Executor): SessionStore {
         .execute();
     },
     deleteOfUser: (userId) => destroyUserSessions(db, userId),
-    async deleteExpired(now) {
-      const res = await db.deleteFrom('sessions').where('expires_at', '<', now).executeTakeFirst();
-      return Number(res.numDeletedRows ?? 0);
-    },
+    deleteExpired: (now) => deleteExpiredSessions(db, now),
   };
 }
 
@@ -199,6 +197,32 @@ export function sessionClientCtes(source: string, clientId: string, now: Date): 
       insert into session_clients (session_id, client_id, created_at)
       select id, ${clientId}, ${now}::timestamptz from seen
       on conflict (session_id, client_id) do nothing)`;
+}
+
+/**
+ * Deletes the sessions no browser can use any more. An expired session's row stays while a live
+ * refresh token was issued in it: offline_access outlives the browser session (OIDC Core §11), and a
+ * logout, which deletes the row, is what lockLiveSession tells apart from expiry. The refresh
+ * token's own expiry, its revocation or the end of the app's consent lets the row go.
+ */
+async function deleteExpiredSessions(db: Executor, now: Date): Promise<number> {
+  const res = await db
+    .deleteFrom('sessions')
+    .where('expires_at', '<', now)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('refresh_tokens')
+            .select('refresh_tokens.id')
+            .whereRef('refresh_tokens.session_id', '=', 'sessions.id')
+            .where('refresh_tokens.consumed_at', 'is', null)
+            .where('refresh_tokens.revoked_at', 'is', null)
+            .where('refresh_tokens.expires_at', '>', now),
+        ),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(res.numDeletedRows ?? 0);
 }
 
 /**

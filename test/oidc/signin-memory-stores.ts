@@ -98,6 +98,7 @@ export class MemorySigninStores implements SigninStores {
       Object.assign(s, {
         tokenHash: f.tokenHash,
         authTime: f.authTime,
+        expiresAt: f.expiresAt,
         lastSeenAt: f.now,
         userAgent: f.userAgent,
         ip: f.ip,

@@ -102,8 +102,9 @@ export function requestSession(
 }
 
 /**
- * The same user signed in again: the session keeps its id, with a fresh cookie (returned) and auth
- * time; null when it ended meanwhile (a logout in another tab).
+ * The same user signed in again: the session keeps its id, with a fresh cookie (returned), auth
+ * time and lifetime (`sessionTtl` from now, as the cookie's); null when it ended meanwhile (a logout
+ * in another tab).
  */
 export async function renewSession(
   stores: SigninStores,
@@ -116,6 +117,7 @@ export async function renewSession(
     tokenHash: sha256(token),
     authTime: input.authTime,
     now: clock.now(),
+    expiresAt: new Date(clock.now().getTime() + defaults.sessionTtl * 1000),
     userAgent: input.userAgent?.slice(0, 300) ?? null,
     ip: input.ip ?? null,
   });

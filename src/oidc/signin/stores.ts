@@ -137,9 +137,17 @@ export interface SessionStore {
    * The same user signed in again (prompt=login, max_age): the session keeps its id (the `sid` apps
    * hold) and gets a fresh cookie, auth time, browser and last use. False when it has just ended.
    */
+  /** The same user signed in again: a new cookie, auth time and lifetime for the session. */
   renew(
     id: string,
-    f: { tokenHash: string; authTime: Date; now: Date; userAgent: string | null; ip: string | null },
+    f: {
+      tokenHash: string;
+      authTime: Date;
+      now: Date;
+      expiresAt: Date;
+      userAgent: string | null;
+      ip: string | null;
+    },
   ): Promise<boolean>;
   /** Sets `lastSeenAt` to now unless it was set less than `granularity` seconds ago. */
   touch(id: string, now: Date, granularity: number): Promise<void>;
