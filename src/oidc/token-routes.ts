@@ -1,3 +1,4 @@
+import { anyOriginMayRead, grantPreflight } from '../http/cors.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -139,6 +140,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: TokenResponse, ...oauthErrors },
       },
       preValidation: formOnly,
+      onSend: anyOriginMayRead,
       // Spent in authenticateClient, by the authenticated client (device polling too, besides the
       // per-device-code pacing).
       config: { clientLimit: 'token' },
@@ -162,6 +164,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.String({ maxLength: 0 }), ...oauthErrors },
       },
       preValidation: formOnly,
+      onSend: anyOriginMayRead,
       config: { clientLimit: 'revoke' },
     },
     async (req, reply) => {
@@ -244,10 +247,17 @@ export const tokenRoutes: FastifyPluginAsyncTypebox = async (app) => {
       preValidation: async (req) => {
         req.body ??= {};
       },
+      onSend: anyOriginMayRead,
       handler: async (req, reply) => {
         const body = await userinfo(ctx, req, reply);
         return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(body);
       },
     });
   }
+
+  // A single-page app (a public client) redeems its code, refreshes, revokes and reads claims from
+  // its own origin: see src/http/cors.ts for why any origin may.
+  grantPreflight(app, '/oauth2/token', ['POST'], ['authorization', 'content-type']);
+  grantPreflight(app, '/oauth2/revoke', ['POST'], ['authorization', 'content-type']);
+  grantPreflight(app, '/userinfo', ['GET', 'POST'], ['authorization', 'content-type']);
 };

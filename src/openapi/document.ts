@@ -213,9 +213,12 @@ export interface DocumentInfo {
   baseUrl: string;
 }
 
-/** Whether a route is described (hosted HTML pages and HEAD twins are not). */
+/**
+ * Whether a route is described: hosted HTML pages, HEAD twins and CORS preflights (src/http/cors.ts,
+ * answered for a described route's URL) are not.
+ */
 export function isDocumented(route: RouteRecord): boolean {
-  return route.method !== 'HEAD' && !route.schema?.hide;
+  return route.method !== 'HEAD' && route.method !== 'OPTIONS' && !route.schema?.hide;
 }
 
 /** The OpenAPI 3.1 document of `routes`. Pure: the same routes give the same document. */

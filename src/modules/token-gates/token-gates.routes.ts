@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { defaults } from '../../config/defaults.js';
 import { principalOf } from '../../http/auth.js';
+import { anyOriginMayRead, grantPreflight } from '../../http/cors.js';
 import { makeAjv } from '../../http/ajv.js';
 import { fieldErrors } from '../../http/error-handler.js';
 import { validationFailed } from '../../http/errors.js';
@@ -179,9 +180,10 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: BulkCheckBody,
         response: { 200: BulkCheckResultSchema, ...errorResponses(400, 404, 429, 502, 504) },
       },
+      // Public and credential-free, and a JSON POST: preflighted (granted below), every answer readable.
+      onSend: anyOriginMayRead,
     },
     async (req, reply) => {
-      reply.header('access-control-allow-origin', '*');
       const { walletAddresses, gateIds } = req.body;
       const bad = walletAddresses.findIndex((w) => !isSolanaAddress(w));
       if (bad >= 0)
@@ -281,6 +283,8 @@ export const tokenGatesRoutes: FastifyPluginAsyncTypebox = async (app) => {
       });
     },
   );
+
+  grantPreflight(app, `${PREFIX}/check`, ['POST'], ['content-type']);
 };
 
 /** Headers of the check a browser page may read: the cache age, and a refusal's budget. */
