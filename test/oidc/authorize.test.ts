@@ -240,6 +240,45 @@ describe('authorize: prompt with a session', () => {
   });
 });
 
+describe('authorize: POST (OIDC Core §3.1.2.1)', () => {
+  const post = (form: string, cookie?: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/oauth2/authorize',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
+      payload: form,
+      remoteAddress: randomIp(),
+    });
+
+  it('a post without the session (a cross-site form post) comes back as the same GET, which has it', async () => {
+    const form = `${authorizeQuery(pub, { state: 'p1', prompt: 'none' })}&ui_locales=fr&ui_locales=de`;
+    const res = await post(form);
+    assert.equal(res.statusCode, 303, res.body);
+    assert.equal(res.headers['cache-control'], 'no-store');
+    const to = new URL(String(res.headers.location));
+    assert.equal(`${to.origin}${to.pathname}`, `${BASE}/oauth2/authorize`);
+    assert.deepEqual(
+      [...to.searchParams],
+      [...new URLSearchParams(form)],
+      'every parameter, repeated ones too',
+    );
+  });
+
+  it('a post that brings the session is answered at once: single sign-on with prompt=none', async () => {
+    const { id } = sessionStart(await get(authorizeQuery(pub)));
+    const { jar } = await walletSignIn(t, id, createTestWallet());
+    await t.app.inject({
+      method: 'POST',
+      url: `/interactions/${id}/consent`,
+      payload: { decision: 'allow' },
+      headers: { cookie: cookieHeader(jar) },
+    });
+    const res = await post(authorizeQuery(pub, { state: 'p2', prompt: 'none' }), cookieHeader(jar));
+    assert.equal(res.statusCode, 302, res.body);
+    assert.ok(new URL(String(res.headers.location)).searchParams.get('code'));
+  });
+});
+
 describe('authorize: max_age and prompt=login (OIDC Core §3.1.2.1)', () => {
   /** A silent authorize with the session, redeemed: the ID token's claims (or where it went instead). */
   async function silent(jar: Record<string, string>, extra: Record<string, string> = {}) {

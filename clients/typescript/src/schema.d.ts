@@ -2206,7 +2206,7 @@ export interface paths {
         };
         /**
          * Start a sign-in (OAuth 2.0 authorization code with PKCE)
-         * @description Redirects (302) to the hosted sign-in, or back to `redirect_uri` with `code` and `state` (or an OAuth error). An unknown client or redirect URI is never redirected: 400, as JSON when the caller asks for it, else an HTML page. Public apps must send PKCE (`S256`). `request` and `request_uri` are refused (`request_not_supported`, `request_uri_not_supported`); `id_token_hint` must name the signed-in user (else `login_required` with `prompt=none`, or a fresh sign-in). POST takes the same parameters as a form body.
+         * @description Redirects (302) to the hosted sign-in, or back to `redirect_uri` with `code` and `state` (or an OAuth error). An unknown client or redirect URI is never redirected: 400, as JSON when the caller asks for it, else an HTML page. Public apps must send PKCE (`S256`). `request` and `request_uri` are refused (`request_not_supported`, `request_uri_not_supported`); `id_token_hint` must name the signed-in user (else `login_required` with `prompt=none`, or a fresh sign-in). POST takes the same parameters as a form body; a POST that brings no session cookie (a cross-site form post, which browsers send without SameSite=Lax cookies) answers 303 to the same request as a GET, which carries them.
          *
          *     - **Rate limit:** 60 per minute (`authorize`).
          *     - **Errors:** 400, 429 (see the responses).
@@ -2215,7 +2215,7 @@ export interface paths {
         put?: never;
         /**
          * Start a sign-in, parameters as a form (OpenID Connect Core §3.1.2.1)
-         * @description Redirects (302) to the hosted sign-in, or back to `redirect_uri` with `code` and `state` (or an OAuth error). An unknown client or redirect URI is never redirected: 400, as JSON when the caller asks for it, else an HTML page. Public apps must send PKCE (`S256`). `request` and `request_uri` are refused (`request_not_supported`, `request_uri_not_supported`); `id_token_hint` must name the signed-in user (else `login_required` with `prompt=none`, or a fresh sign-in). POST takes the same parameters as a form body.
+         * @description Redirects (302) to the hosted sign-in, or back to `redirect_uri` with `code` and `state` (or an OAuth error). An unknown client or redirect URI is never redirected: 400, as JSON when the caller asks for it, else an HTML page. Public apps must send PKCE (`S256`). `request` and `request_uri` are refused (`request_not_supported`, `request_uri_not_supported`); `id_token_hint` must name the signed-in user (else `login_required` with `prompt=none`, or a fresh sign-in). POST takes the same parameters as a form body; a POST that brings no session cookie (a cross-site form post, which browsers send without SameSite=Lax cookies) answers 303 to the same request as a GET, which carries them.
          *
          *     - **Rate limit:** 60 per minute (`authorize`).
          *     - **Errors:** 400, 429 (see the responses).
@@ -8121,6 +8121,13 @@ export interface operations {
         responses: {
             /** @description Found */
             302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description See Other */
+            303: {
                 headers: {
                     [name: string]: unknown;
                 };

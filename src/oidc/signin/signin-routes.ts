@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { defaults } from '../../config/defaults.js';
+import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { ErrorEnvelope, OAuthErrorBody, errorResponses } from '../../http/schemas.js';
 import { authorize } from './authorize.js';
+import { requestSessionCookies } from './sessions.js';
 import { deviceDecision, devicePage } from './device-pages.js';
 import { isForm, requireJson, sameOriginGuard, wantsJson } from './guards.js';
 import { flowBrowserMatches, setFlowCookie } from './flow-state.js';
@@ -99,6 +101,15 @@ const HtmlOrRedirect = { 200: Type.String(), 302: Type.Null(), 400: Type.String(
  * The sign-in side of the issuer: /oauth2/authorize, the headless interaction API, the hosted
  * sign-in page and the device pages.
  */
+/** The GET form of a POSTed authorization request: the same parameters, repeated ones kept. */
+function authorizeGetUrl(ctx: AppContext, form: Record<string, unknown>): string {
+  const url = new URL(`${ctx.config.issuer}/oauth2/authorize`);
+  for (const [name, value] of Object.entries(form))
+    for (const v of Array.isArray(value) ? value : [value])
+      if (typeof v === 'string') url.searchParams.append(name, v);
+  return url.toString();
+}
+
 export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   const sameOrigin = sameOriginGuard(ctx);
@@ -121,12 +132,17 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
           {
             ...(get ? { docQuery: AuthorizeQuery } : {}),
             description:
-              'Redirects (302) to the hosted sign-in, or back to `redirect_uri` with `code` and `state` (or an OAuth error). An unknown client or redirect URI is never redirected: 400, as JSON when the caller asks for it, else an HTML page. Public apps must send PKCE (`S256`). `request` and `request_uri` are refused (`request_not_supported`, `request_uri_not_supported`); `id_token_hint` must name the signed-in user (else `login_required` with `prompt=none`, or a fresh sign-in). POST takes the same parameters as a form body.',
+              'Redirects (302) to the hosted sign-in, or back to `redirect_uri` with `code` and `state` (or an OAuth error). An unknown client or redirect URI is never redirected: 400, as JSON when the caller asks for it, else an HTML page. Public apps must send PKCE (`S256`). `request` and `request_uri` are refused (`request_not_supported`, `request_uri_not_supported`); `id_token_hint` must name the signed-in user (else `login_required` with `prompt=none`, or a fresh sign-in). POST takes the same parameters as a form body; a POST that brings no session cookie (a cross-site form post, which browsers send without SameSite=Lax cookies) answers 303 to the same request as a GET, which carries them.',
           },
         ),
         // Parsed from the raw query (or form) by the handler, so duplicates can be refused.
         ...(get ? { querystring: AuthorizeParams } : { body: AuthorizeParams }),
-        response: { 302: Type.Null(), 400: OAuthErrorOrPage, 429: OAuthErrorBody },
+        response: {
+          302: Type.Null(),
+          ...(get ? {} : { 303: Type.Null() }),
+          400: OAuthErrorOrPage,
+          429: OAuthErrorBody,
+        },
       },
       // A POST with no body is answered like a GET without parameters (the error page).
       preValidation: async (req) => {
@@ -134,6 +150,13 @@ export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
       preHandler: authorizeLimit,
       handler: async (req, reply) => {
+        // Browsers keep SameSite=Lax cookies out of a cross-site POST, so an app's form post cannot
+        // show us the browser's session (no single sign-on; prompt=none always login_required). The
+        // same request as a GET navigation can, as logout does.
+        if (!get && requestSessionCookies(req).length === 0)
+          return reply
+            .header('cache-control', 'no-store')
+            .redirect(authorizeGetUrl(ctx, req.body as Record<string, unknown>), 303);
         const outcome = await authorize(ctx, req);
         reply.header('cache-control', 'no-store');
         if (outcome.kind === 'redirect') {
