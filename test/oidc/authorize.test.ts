@@ -126,6 +126,14 @@ describe('authorize: other errors go back to the redirect URI with state and iss
     );
   });
 
+  it('a response_mode other than query (the only one discovery lists) is invalid_request', async () => {
+    for (const mode of ['form_post', 'fragment', 'bogus'])
+      await assertRedirectError(authorizeQuery(pub, { state: 'st', response_mode: mode }), 'invalid_request');
+    const query = await get(authorizeQuery(pub, { state: 'st', response_mode: 'query' }));
+    assert.equal(query.statusCode, 302);
+    assert.ok(sessionStart(query).id, 'query is the default, accepted by name');
+  });
+
   it('an app without the authorization_code grant: unauthorized_client', async () => {
     await assertRedirectError(authorizeQuery(noCode, { state: 'st' }), 'unauthorized_client');
   });
@@ -226,11 +234,14 @@ describe('authorize: prompt with a session', () => {
     assert.equal(okLoc.searchParams.get('state'), 'st2');
     assert.equal(okLoc.searchParams.get('iss'), BASE);
 
-    // login forces a new sign-in; consent forces the consent step; select_account shows the chooser.
+    // login forces a new sign-in; consent forces the consent step; select_account shows the chooser;
+    // a space-delimited set does each (OIDC Core §3.1.2.1).
     for (const [prompt, step] of [
       ['login', 'signin'],
       ['consent', 'consent'],
       ['select_account', 'signin'],
+      ['login consent', 'signin'],
+      ['consent select_account', 'signin'],
     ] as const) {
       const res = await get(authorizeQuery(pub, { prompt }), { cookie: cookieHeader(jar) });
       const interaction = sessionStart(res).id;

@@ -11,6 +11,7 @@ import {
   finish,
   loadInteraction,
   withQuery,
+  hasPrompt,
 } from './interactions.js';
 import type { InteractionParams } from '../../db/schema.js';
 import { findSession } from './sessions.js';
@@ -131,13 +132,25 @@ function checkPkce(
   return challenge;
 }
 
+/**
+ * OIDC Core §3.1.2.1 `prompt`: a space-delimited set of none, login, consent and select_account,
+ * `none` alone. Kept as given (deduplicated) and read with hasPrompt.
+ */
 function checkPrompt(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
-  const values = raw.split(' ').filter(Boolean);
-  if (values.length !== 1 || !PROMPTS.has(values[0])) {
+  const values = [...new Set(raw.split(' ').filter(Boolean))];
+  if (values.length === 0 || values.some((v) => !PROMPTS.has(v))) {
     throw new Refusal('invalid_request', 'prompt must be one of none, login, consent, select_account');
   }
-  return values[0];
+  if (values.includes('none') && values.length > 1)
+    throw new Refusal('invalid_request', 'prompt=none cannot be combined with another value');
+  return values.join(' ');
+}
+
+/** Only `query` is supported (discovery's response_modes_supported); anything else is refused. */
+function checkResponseMode(raw: string | undefined): void {
+  if (raw !== undefined && raw !== 'query')
+    throw new Refusal('invalid_request', 'response_mode must be query, the only one supported');
 }
 
 /** OIDC Core §3.1.2.1 `max_age`: seconds since the last active authentication, at most 10 digits. */
@@ -174,6 +187,7 @@ async function checkRequest(
   if (!responseType) throw new Refusal('invalid_request', 'response_type is required');
   if (responseType !== 'code')
     throw new Refusal('unsupported_response_type', 'only response_type=code is supported');
+  checkResponseMode(single(params, 'response_mode'));
   if (!client.allowedGrantTypes.includes('authorization_code')) {
     throw new Refusal('unauthorized_client', 'this client may not use the authorization code grant');
   }
@@ -233,7 +247,9 @@ async function proceed(
   // session is not used (the new sign-in replaces it, with a new auth_time).
   // An id_token_hint names the user the client expects: a session of anyone else is not used.
   const live =
-    prompt === 'login' || prompt === 'select_account' ? null : await findSession(ctx, req, client.brandId);
+    hasPrompt(prompt, 'login') || hasPrompt(prompt, 'select_account')
+      ? null
+      : await findSession(ctx, req, client.brandId);
   const hinted = interactionParams.idTokenHintSub;
   const session =
     live && !tooOld(ctx, live.authTime, maxAge) && (!hinted || hinted === live.userId) ? live : null;
@@ -262,7 +278,7 @@ async function proceed(
     bindingHash: binding.hash,
   });
   if (!meets) return toSignin(id, '/unmet');
-  if (covered && prompt !== 'consent') {
+  if (covered && !hasPrompt(prompt, 'consent')) {
     return { kind: 'redirect', location: await finish(ctx, await loadInteraction(ctx, id)) };
   }
   return toSignin(id);

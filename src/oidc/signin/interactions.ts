@@ -25,6 +25,11 @@ import { issueWalletChallenge, redeemSignInProof } from './wallet-challenges.js'
 import type { InteractionParams, InteractionRow } from '../../db/schema.js';
 
 /** What the consent screen says for the OIDC standard scopes (brand scopes carry their own). */
+/** Whether a request's `prompt` (space-delimited, as authorize keeps it) holds `value`. */
+export function hasPrompt(prompt: string | undefined, value: string): boolean {
+  return prompt !== undefined && prompt.split(' ').includes(value);
+}
+
 export const STANDARD_SCOPE_DESCRIPTIONS: Record<string, string> = {
   openid: 'Sign you in with your account',
   profile: 'See your name, username and profile picture',
@@ -315,7 +320,7 @@ function isSolanaLike(address: unknown): address is string {
 export async function needsConsent(ctx: AppContext, loaded: LoadedInteraction): Promise<boolean> {
   const { row, params, client } = loaded;
   if (row.kind === 'device' || client.firstParty) return false;
-  if (params.prompt === 'consent') return true;
+  if (hasPrompt(params.prompt, 'consent')) return true;
   const grant = await consentGrantOf(ctx, row.user_id!, client.appId);
   return !grant || !grantCovers(grant, params.scopes);
 }
