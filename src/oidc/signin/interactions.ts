@@ -27,7 +27,7 @@ import type { InteractionParams, InteractionRow } from '../../db/schema.js';
 /** What the consent screen says for the OIDC standard scopes (brand scopes carry their own). */
 /** Whether a request's `prompt` (space-delimited, as authorize keeps it) holds `value`. */
 export function hasPrompt(prompt: string | undefined, value: string): boolean {
-  return prompt !== undefined && prompt.split(' ').includes(value);
+  return prompt?.split(' ').includes(value) ?? false;
 }
 
 export const STANDARD_SCOPE_DESCRIPTIONS: Record<string, string> = {
