@@ -3,9 +3,9 @@ import type { Db, Executor } from '../db/schema.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { DeviceStore } from '../oidc/stores.js';
 
-/** Deletes expired device authorizations. */
-export async function sweepDevices(db: Executor, now: Date): Promise<void> {
-  await db.deleteFrom('device_authorizations').where('expires_at', '<', now).execute();
+/** Deletes the device authorizations that expired before `before`. */
+export async function sweepDevices(db: Executor, before: Date): Promise<void> {
+  await db.deleteFrom('device_authorizations').where('expires_at', '<', before).execute();
 }
 
 /** `device_authorizations` (RFC 8628): owned here. */

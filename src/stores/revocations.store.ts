@@ -52,7 +52,9 @@ async function sweep(db: Executor, now: Date): Promise<void> {
   const dayAgo = new Date(now.getTime() - 24 * 3600 * 1000);
   // Used codes stay a day so a late second redemption still revokes what the first one issued.
   await sweepCodes(db, dayAgo);
-  await sweepDevices(db, now);
+  // Expired device codes stay a day too, so a device still polling hears expired_token (RFC 8628
+  // §3.5), not invalid_grant.
+  await sweepDevices(db, dayAgo);
   await db.deleteFrom('revoked_tokens').where('expires_at', '<', now).execute();
   await db.deleteFrom('access_tokens').where('expires_at', '<', now).execute();
   await sweepRefreshTokens(db, now, dayAgo);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { sha256 } from '../../src/lib/hash.js';
+import { sweepExpiredTokens } from '../../src/oidc/revocation.js';
 import {
   approveDevice,
   denyDevice,
@@ -197,6 +198,10 @@ describe('device_code polling', () => {
     t.clock.advance(1);
     assert.equal(await findPendingDevice(t.ctx, d.user_code), null);
     assert.equal(await approveDevice(t.ctx, d.user_code, user.id, t.clock.nowSec()), false);
+    assert.equal(await pollError(d.device_code), 'expired_token');
+    // Still so after the expired rows' sweep: a device polling late hears why (RFC 8628 §3.5).
+    t.clock.advance(3600);
+    await sweepExpiredTokens(t.ctx);
     assert.equal(await pollError(d.device_code), 'expired_token');
   });
 
