@@ -113,6 +113,14 @@ export const defaults = {
   mintInfoMaxEntries: 1000,
   /** Solana JSON-RPC request timeout (milliseconds); the gate check answers 504 after it. */
   solanaRpcTimeoutMs: 5000,
+  /**
+   * Most NFTs one collection check reads the metadata of without a DAS node (100 a
+   * getMultipleAccounts call, 4 calls at a time): past it the check answers 502 rather than cost
+   * the node thousands of calls for one public request on a wallet full of spam NFTs.
+   */
+  gateNftScanMax: 5000,
+  /** getMultipleAccounts calls a collection check keeps in flight at once. */
+  gateNftScanConcurrency: 4,
   /** Webhook response timeout (10 s). */
   webhookTimeout: 10,
   /** Webhook retry delays (5 retries at 1, 4, 16, 64, 256 s); overridable by WEBHOOK_RETRY_SCHEDULE. */

@@ -57,6 +57,9 @@ export class FakeSolanaRpc {
   das = false;
   /** Milliseconds each answer waits (the benchmark's network). */
   latencyMs = 0;
+  /** Most requests of each method in flight at once, seen so far. */
+  readonly mostInFlight = new Map<string, number>();
+  private readonly inFlight = new Map<string, number>();
   private held: Array<() => void> | null = null;
   private readonly hanging = new Set<ServerResponse>();
 
@@ -166,6 +169,10 @@ export class FakeSolanaRpc {
       params: unknown[];
     };
     this.calls.set(body.method, (this.calls.get(body.method) ?? 0) + 1);
+    const now = (this.inFlight.get(body.method) ?? 0) + 1;
+    this.inFlight.set(body.method, now);
+    this.mostInFlight.set(body.method, Math.max(now, this.mostInFlight.get(body.method) ?? 0));
+    res.on('close', () => this.inFlight.set(body.method, (this.inFlight.get(body.method) ?? 1) - 1));
     if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
     if (this.held) await new Promise<void>((go) => this.held?.push(go));
     const send = (status: number, payload: string) => {

@@ -142,6 +142,37 @@ describe('token gate kinds: token, collection, sol', () => {
     });
   });
 
+  it('collection kind without DAS: metadata read 4 calls at a time, and at most 5,000 NFTs a check (502 past it)', async () => {
+    rpc.das = false;
+    rpc.latencyMs = 20;
+    try {
+      const collection = rpc.addMint('spl-token', 0);
+      const gate = await createGate({ kind: 'collection', mintAddress: collection, minHoldings: '1' });
+      const wallet = rpc.addWallet();
+      for (let i = 0; i < 950; i++) await rpc.addNft(wallet, i === 949 ? collection : null);
+      rpc.calls.clear();
+      rpc.mostInFlight.clear();
+      assert.deepEqual(await check(gate.id as string, wallet), {
+        hasAccess: true,
+        balance: '1',
+        reason: null,
+      });
+      assert.equal(rpc.calls.get('getMultipleAccounts'), 10);
+      assert.equal(rpc.mostInFlight.get('getMultipleAccounts'), 4);
+
+      const whale = rpc.addWallet();
+      for (let i = 0; i < 5001; i++) rpc.addTokenAccount(whale, rpc.addMint('spl-token', 0), 1n);
+      rpc.calls.clear();
+      const res = await t.app.inject(
+        `/identity/organizations/${org.slug}/token-gates/${gate.id}/check?walletAddress=${whale}`,
+      );
+      assert.equal(res.statusCode, 502, res.body);
+      assert.equal(rpc.calls.get('getMultipleAccounts'), undefined, 'nothing read past the bound');
+    } finally {
+      rpc.latencyMs = 0;
+    }
+  });
+
   it('collection kind uses DAS getAssetsByOwner when the node offers it', async () => {
     const rpc2 = await new FakeSolanaRpc().start();
     rpc2.das = true;

@@ -1,3 +1,4 @@
+import { defaults } from '../../config/defaults.js';
 import type { TokenGateKind } from '../../db/schema.js';
 import {
   decodeNftMetadata,
@@ -215,9 +216,16 @@ export class HoldingsReader {
       ),
     );
     const all = nfts.flat();
+    if (all.length > defaults.gateNftScanMax)
+      throw new SolanaRpcError(
+        `${all.length} NFTs to read one by one (more than ${defaults.gateNftScanMax}); a collection gate over wallets this large needs an RPC node with the DAS API`,
+      );
     const pdas = await Promise.all(all.map((n) => metadataAddress(n.mint)));
-    const chunks = chunk(pdas, MULTIPLE_ACCOUNTS_MAX);
-    const accounts = (await Promise.all(chunks.map((c) => this.rpc.getMultipleAccounts(c)))).flat();
+    const accounts = (
+      await mapInBatches(chunk(pdas, MULTIPLE_ACCOUNTS_MAX), defaults.gateNftScanConcurrency, (c) =>
+        this.rpc.getMultipleAccounts(c),
+      )
+    ).flat();
     const out = new Map<string, Map<string, bigint>>(wallets.map((w) => [w, new Map()]));
     all.forEach((nft, i) => {
       const acc = accounts[i];
@@ -235,6 +243,14 @@ export class HoldingsReader {
 const CLASSIC_NFT = new Set(['V1_NFT', 'ProgrammableNFT', 'LEGACY_NFT', 'V2_NFT']);
 
 const sum = (accounts: TokenAccount[]) => accounts.reduce((s, a) => s + a.amount, 0n);
+
+/** `fn` over `items`, at most `width` at a time, answers in the items' order. */
+async function mapInBatches<T, R>(items: T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += width)
+    out.push(...(await Promise.all(items.slice(i, i + width).map(fn))));
+  return out;
+}
 
 function chunk<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
