@@ -33,7 +33,13 @@ export type TelegramCheck =
  * through another (as Microsoft's accounts are keyed by tenant).
  */
 export function telegramAccountId(botToken: string, telegramId: string): string {
-  const botId = botToken.slice(0, botToken.indexOf(':'));
+  // BotFather's tokens are `<bot id>:<secret>` (and brands' are checked to be); a token in any
+  // other form still gets a namespace of its own, never a shared empty one.
+  const colon = botToken.indexOf(':');
+  const botId =
+    colon > 0
+      ? botToken.slice(0, colon)
+      : `t${createHash('sha256').update(botToken).digest('hex').slice(0, 16)}`;
   return `${botId}:${telegramId}`;
 }
 

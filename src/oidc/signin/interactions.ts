@@ -24,12 +24,12 @@ import type { NewInteraction, SigninStores } from './stores.js';
 import { issueWalletChallenge, redeemSignInProof } from './wallet-challenges.js';
 import type { InteractionParams, InteractionRow } from '../../db/schema.js';
 
-/** What the consent screen says for the OIDC standard scopes (brand scopes carry their own). */
 /** Whether a request's `prompt` (space-delimited, as authorize keeps it) holds `value`. */
 export function hasPrompt(prompt: string | undefined, value: string): boolean {
   return prompt?.split(' ').includes(value) ?? false;
 }
 
+/** What the consent screen says for the OIDC standard scopes (brand scopes carry their own). */
 export const STANDARD_SCOPE_DESCRIPTIONS: Record<string, string> = {
   openid: 'Sign you in with your account',
   profile: 'See your name, username and profile picture',

@@ -97,10 +97,6 @@ const Base64Field = (max: number) => Type.String({ minLength: 1, maxLength: max 
 
 const HtmlOrRedirect = { 200: Type.String(), 302: Type.Null(), 400: Type.String(), 404: Type.String() };
 
-/**
- * The sign-in side of the issuer: /oauth2/authorize, the headless interaction API, the hosted
- * sign-in page and the device pages.
- */
 /** The GET form of a POSTed authorization request: the same parameters, repeated ones kept. */
 function authorizeGetUrl(ctx: AppContext, form: Record<string, unknown>): string {
   const url = new URL(`${ctx.config.issuer}/oauth2/authorize`);
@@ -110,6 +106,10 @@ function authorizeGetUrl(ctx: AppContext, form: Record<string, unknown>): string
   return url.toString();
 }
 
+/**
+ * The sign-in side of the issuer: /oauth2/authorize, the headless interaction API, the hosted
+ * sign-in page and the device pages.
+ */
 export const signinRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const ctx = app.ctx;
   const sameOrigin = sameOriginGuard(ctx);

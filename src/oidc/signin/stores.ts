@@ -135,9 +135,9 @@ export interface SessionStore {
   find(id: string, now: Date): Promise<StoredSession | null>;
   /**
    * The same user signed in again (prompt=login, max_age): the session keeps its id (the `sid` apps
-   * hold) and gets a fresh cookie, auth time, browser and last use. False when it has just ended.
+   * hold) and gets a fresh cookie, auth time, lifetime (`expiresAt`), browser and last use. False
+   * when it has just ended.
    */
-  /** The same user signed in again: a new cookie, auth time and lifetime for the session. */
   renew(
     id: string,
     f: {
