@@ -263,6 +263,32 @@ describe('org invitations', () => {
     assert.deepEqual(err.details.missing, ['org.delete']);
   });
 
+  it('only someone who could give its roles may revoke a link (403 naming the rest)', async () => {
+    const inviter = await t.app.inject({
+      method: 'POST',
+      url: `/identity/organizations/${org.slug}/roles`,
+      headers: owner.auth,
+      payload: { name: 'Inviter', permissions: ['org.read', 'org.members.view', 'org.members.edit'] },
+    });
+    assert.equal(inviter.statusCode, 201, inviter.body);
+    const recruiter = await createUser(t);
+    await addMember(t, org, recruiter, json(inviter).id);
+    const adminLink = json(await invite(owner, { roleIds: [org.roles.admin] }));
+    const err = assertError(await revoke(recruiter, adminLink.id), 403, 'forbidden');
+    const adminRole = await t.ctx.db
+      .selectFrom('roles')
+      .select('permissions')
+      .where('id', '=', org.roles.admin)
+      .executeTakeFirstOrThrow();
+    const held = ['org.read', 'org.members.view', 'org.members.edit'];
+    assert.deepEqual(
+      [...err.details.missing].sort(),
+      adminRole.permissions.filter((p) => !held.includes(p)).sort(),
+    );
+    assert.equal(json(await list(owner)).items.find((i: any) => i.id === adminLink.id).status, 'pending');
+    assert.equal((await revoke(admin, adminLink.id)).statusCode, 204, 'an admin holds what Admin gives');
+  });
+
   it("another org's invitations and roles are 404", async () => {
     assertError(await list(owner, otherOrg), 404, 'not_found');
     assertError(await invite(owner, { roleIds: [org.roles.member] }, otherOrg), 404, 'not_found');

@@ -497,7 +497,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an invitation (admin mirror)
-         * @description Its link stops working. Revoking one already revoked or expired changes nothing (204); an accepted one is 422. Records `member.invitation.revoked`.
+         * @description Its link stops working. Revoking one already revoked or expired changes nothing (204); an accepted one is 422. The caller must hold every permission its roles give, as to make it (else 403 with `details.missing`). Records `member.invitation.revoked`.
          *
          *     - **Credentials:** a console access token or a user API key.
          *     - **Permission:** the system permission `admin.orgs.edit` (no membership needed).
@@ -1563,7 +1563,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an invitation
-         * @description Its link stops working. Revoking one already revoked or expired changes nothing (204); an accepted one is 422. Records `member.invitation.revoked`.
+         * @description Its link stops working. Revoking one already revoked or expired changes nothing (204); an accepted one is 422. The caller must hold every permission its roles give, as to make it (else 403 with `details.missing`). Records `member.invitation.revoked`.
          *
          *     - **Credentials:** a console access token or a user API key.
          *     - **Permission:** `org.members.edit` in the org (a non-member gets 404; a scoped API key needs it among its scopes).

@@ -76,7 +76,8 @@ export const invitationsRoutes: FastifyPluginAsyncTypebox<OrgScopeOptions> = asy
         ...doc('revokeInvitation', 'Revoke an invitation', {
           description:
             'Its link stops working. Revoking one already revoked or expired changes nothing (204); an ' +
-            'accepted one is 422. Records `member.invitation.revoked`.',
+            'accepted one is 422. The caller must hold every permission its roles give, as to make it ' +
+            '(else 403 with `details.missing`). Records `member.invitation.revoked`.',
         }),
         params: InvitationParams,
         response: { 204: Type.Null(), ...authErrors, ...errorResponses(422) },

@@ -112,7 +112,12 @@ export async function listInvitations(
   return { items, total: items.length };
 }
 
-/** Revokes a pending invitation; revoking one that is no longer pending changes nothing. */
+/**
+ * Revokes a pending invitation; revoking one that is no longer pending changes nothing. As with a
+ * member's roles, only someone who could have given its roles may take the link back (403 naming
+ * what the caller lacks): a custom role with `org.members.edit` alone cannot cancel an Owner's
+ * Admin links.
+ */
 export async function revokeInvitation(
   ctx: AppContext,
   orgId: string,
@@ -123,6 +128,11 @@ export async function revokeInvitation(
     const row = await q.findInvitation(trx, orgId, id);
     if (!row) throw notFound('invitation');
     if (row.accepted_at) throw unprocessable('the invitation was already accepted');
+    const roles = await Promise.all(row.role_ids.map((roleId) => orgs.findRole(trx, orgId, roleId, 'share')));
+    assertHolds(
+      actor,
+      roles.flatMap((r) => r?.permissions ?? []),
+    );
     if (!(await q.revokeInvitation(trx, orgId, id, ctx.clock.now()))) return;
     await recordMutation(trx, ctx.clock, {
       orgId,
