@@ -18,7 +18,10 @@ export interface SessionApp {
 export async function queueBackchannelLogout(ctx: AppContext, tx: Tx, apps: SessionApp[]): Promise<void> {
   const rows: LogoutDelivery[] = [];
   for (const a of apps) {
-    const client = await loadClient(ctx, a.clientId);
+    // Read in `tx`, not through the cache's own read: on the embedded database (one connection,
+    // held by `tx`) a cache miss read outside it waited for the transaction that waited for it, and
+    // every logout more than clientCacheTtlMs after the app's last use froze the instance.
+    const client = await loadClient(ctx, a.clientId, tx);
     if (!client?.backchannelLogoutUri) continue;
     rows.push({
       orgId: client.orgId,

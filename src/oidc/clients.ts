@@ -1,5 +1,6 @@
 import { defaults } from '../config/defaults.js';
 import type { AppContext } from '../context.js';
+import type { Tx } from './stores.js';
 
 /** An OAuth client as the issuer sees it: a live app of a live brand of a live org. */
 export interface Client {
@@ -67,8 +68,8 @@ export function invalidateClient(ctx: AppContext, clientId?: string): void {
   else cache.delete(clientId);
 }
 
-function fetchClient(ctx: AppContext, clientId: string): Promise<Client | null> {
-  return ctx.stores.clients.find(clientId);
+function fetchClient(ctx: AppContext, clientId: string, tx?: Tx): Promise<Client | null> {
+  return ctx.stores.clients.find(clientId, tx);
 }
 
 /**
@@ -76,10 +77,19 @@ function fetchClient(ctx: AppContext, clientId: string): Promise<Client | null> 
  * for `clientCacheTtlMs` (misses too, so unknown client ids cannot hammer the database), except
  * while the invalidation channel is down: then every call reads the database (fail closed).
  */
-export async function loadClient(ctx: AppContext, clientId: string): Promise<Client | null> {
+export async function loadClient(ctx: AppContext, clientId: string, tx?: Tx): Promise<Client | null> {
   if (!clientId || clientId.length > 200) return null;
   const cache = cacheOf(ctx);
-  if (!ctx.invalidation.healthy) return fetchClient(ctx, clientId);
+  if (!ctx.invalidation.healthy) return fetchClient(ctx, clientId, tx);
+  // Inside a transaction a miss is read in it and not shared: another caller must not wait on a read
+  // that waits on this transaction, nor keep what it read before the transaction commits.
+  if (tx) {
+    const hit = cache.get(clientId);
+    const now = ctx.clock.nowMs();
+    if (hit && !hit.pending && now - hit.loadedAt < defaults.clientCacheTtlMs && now >= hit.loadedAt)
+      return hit.client;
+    return fetchClient(ctx, clientId, tx);
+  }
   const now = ctx.clock.nowMs();
   const hit = cache.get(clientId);
   if (hit) {

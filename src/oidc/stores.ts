@@ -30,7 +30,12 @@ export type { ConsentGrantRow };
 
 /** OAuth clients: the live app with this client id, of a live brand of a live org (cached by the engine). */
 export interface ClientStore {
-  find(clientId: string): Promise<Client | null>;
+  /**
+   * The live client, read in `tx` when given. Code running inside a transaction must pass it: the
+   * embedded database has one connection, which the transaction holds, so a read outside it waits
+   * for the transaction, which waits for the read.
+   */
+  find(clientId: string, tx?: Tx): Promise<Client | null>;
 }
 
 /** Authorization codes, by the SHA-256 of the code. */

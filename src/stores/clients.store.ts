@@ -10,10 +10,11 @@ import type { ClientStore } from '../oidc/stores.js';
  */
 export function clientStore(db: Db): ClientStore {
   return {
-    async find(clientId) {
-      const client = await findLiveClient(db, clientId);
+    async find(clientId, tx) {
+      const on = tx ?? db;
+      const client = await findLiveClient(on, clientId);
       if (!client) return null;
-      const gated = await scopePolicies(db, client.brandId);
+      const gated = await scopePolicies(on, client.brandId);
       return { ...client, gatedScopes: [...gated.keys()] };
     },
   };

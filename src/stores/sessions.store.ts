@@ -132,12 +132,11 @@ export function sessionStore(db: Executor): SessionStore {
         .executeTakeFirst();
       return row ? presentSession(row) : null;
     },
-    async find(id, now) {
+    async find(id) {
       const row = await db
         .selectFrom('sessions')
         .select(['id', 'user_id', 'brand_id', 'auth_time'])
         .where('id', '=', id)
-        .where('expires_at', '>', now)
         .executeTakeFirst();
       return row ? presentSession(row) : null;
     },

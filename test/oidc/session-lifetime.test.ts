@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { defaults } from '../../src/config/defaults.js';
 import { sha256 } from '../../src/lib/hash.js';
 import { sweepExpiredSignin } from '../../src/oidc/signin/sweep.js';
-import { type TestApp, buildTestApp } from '../helpers/app.js';
+import { type TestApp, buildTestApp, consoleToken } from '../helpers/app.js';
 import { authorizeQuery, cookieHeader, type SeededClient, seedClient } from '../helpers/signin.js';
 import { createTestWallet } from '../helpers/wallet.js';
 import { refresh, signInToApp } from '../users/flow.js';
@@ -68,6 +68,47 @@ describe('session lifetime and offline access', () => {
     t.clock.advance(defaults.refreshTokenTtl + 1);
     await sweepExpiredSignin(t.ctx);
     assert.equal(await sessionRows(sessionId), 0);
+  });
+
+  test('a kept session still ends: by its id, or by a logout naming its sid, and its grant with it', async () => {
+    const viaDelete = await signInToApp(t, client, createTestWallet());
+    const viaLogout = await signInToApp(t, client, createTestWallet());
+    t.clock.advance(defaults.sessionTtl + DAY);
+    await sweepExpiredSignin(t.ctx);
+
+    const sessionId = await sessionOf(viaDelete.refreshToken);
+    const ended = await t.app.inject({
+      method: 'DELETE',
+      url: `/users/me/sessions/${sessionId}`,
+      headers: { authorization: `Bearer ${await consoleToken(t, viaDelete.userId)}` },
+    });
+    assert.equal(ended.statusCode, 204, ended.body);
+    assert.equal((await refresh(t, client, viaDelete.refreshToken)).statusCode, 400);
+
+    const logout = await t.app.inject({
+      method: 'GET',
+      url: `/oauth2/logout?${new URLSearchParams({ id_token_hint: viaLogout.idToken, client_id: client.clientId })}`,
+    });
+    assert.ok(logout.statusCode < 400, logout.body);
+    assert.equal(await sessionRows(await sessionOf(viaLogout.refreshToken)), 0);
+    assert.equal((await refresh(t, client, viaLogout.refreshToken)).statusCode, 400);
+  });
+
+  test("ending a session after its app left the client cache answers (the embedded database's one connection)", async () => {
+    const signedIn = await signInToApp(t, client, createTestWallet());
+    const sessionId = await sessionOf(signedIn.refreshToken);
+    t.clock.advance(60); // past clientCacheTtlMs: ending the session reads the app again
+    const token = await consoleToken(t, signedIn.userId);
+    const answer = await Promise.race([
+      t.app.inject({
+        method: 'DELETE',
+        url: `/users/me/sessions/${sessionId}`,
+        headers: { authorization: `Bearer ${token}` },
+      }),
+      new Promise<'frozen'>((resolve) => setTimeout(() => resolve('frozen'), 5000).unref()),
+    ]);
+    assert.notEqual(answer, 'frozen', 'the read of the app waited on the transaction that waited on it');
+    assert.equal((answer as { statusCode: number }).statusCode, 204);
   });
 
   test('an expired session with no offline grant is swept', async () => {

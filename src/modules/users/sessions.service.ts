@@ -27,7 +27,7 @@ export async function listSessions(
  * tokens queued). Another user's session, or one already gone, is 404.
  */
 export async function endUserSession(ctx: AppContext, userId: string, sessionId: string): Promise<void> {
-  const session = await ctx.stores.signin.sessions.find(sessionId, ctx.clock.now());
+  const session = await ctx.stores.signin.sessions.find(sessionId);
   if (!session || session.userId !== userId) throw notFound('session');
   const ended = await endSessions(ctx, [session.id]);
   if (ended.length === 0) throw notFound('session');

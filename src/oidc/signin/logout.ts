@@ -135,7 +135,7 @@ async function sessionsToEnd(
   const own = await findSession(ctx, req, brandId);
   if (own && (!c.hint || own.userId === c.hint.sub)) ids.push(own.id);
   if (c.hint?.sid && !ids.includes(c.hint.sid)) {
-    const named = await ctx.stores.signin.sessions.find(c.hint.sid, ctx.clock.now());
+    const named = await ctx.stores.signin.sessions.find(c.hint.sid);
     if (named && named.userId === c.hint.sub && named.brandId === brandId) ids.push(named.id);
   }
   return { ids, brandIds: own && ids.includes(own.id) ? [brandId] : [] };

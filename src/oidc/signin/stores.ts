@@ -131,8 +131,11 @@ export interface SessionStore {
   insert(row: NewSession): Promise<void>;
   /** A live session of the brand by its cookie's hash, whose user is not deleted. */
   findLive(tokenHash: string, brandId: string, now: Date): Promise<StoredSession | null>;
-  /** A live session by id (whatever the brand). */
-  find(id: string, now: Date): Promise<StoredSession | null>;
+  /**
+   * A session by id (whatever the brand), to end it: a live one, or one past its expiry that the
+   * sweep keeps for an offline grant issued in it (ending it ends that grant).
+   */
+  find(id: string): Promise<StoredSession | null>;
   /**
    * The same user signed in again (prompt=login, max_age): the session keeps its id (the `sid` apps
    * hold) and gets a fresh cookie, auth time, lifetime (`expiresAt`), browser and last use. False
