@@ -26,21 +26,27 @@ export type TelegramCheck =
   | { ok: false; reason: 'invalid_hash' | 'expired'; claimedId?: string };
 
 /**
- * The account key of Telegram user `telegramId` as proven by the bot of `botToken`: `<bot id>:<user
- * id>`. The widget's proof is an HMAC with the bot's own token, and an org supplies its brand's
- * token, so a proof says only "this bot's owner vouches for it": whoever holds a bot token can sign
- * any user id. Keyed by the bot, an identity proven through one bot never reaches an account linked
- * through another (as Microsoft's accounts are keyed by tenant).
+ * The id of the bot a token belongs to (BotFather's tokens are `<bot id>:<secret>`, and brands' are
+ * checked to be); a token in any other form gets a name of its own, never a shared empty one.
  */
-export function telegramAccountId(botToken: string, telegramId: string): string {
-  // BotFather's tokens are `<bot id>:<secret>` (and brands' are checked to be); a token in any
-  // other form still gets a namespace of its own, never a shared empty one.
+export function telegramBotId(botToken: string): string {
   const colon = botToken.indexOf(':');
-  const botId =
-    colon > 0
-      ? botToken.slice(0, colon)
-      : `t${createHash('sha256').update(botToken).digest('hex').slice(0, 16)}`;
-  return `${botId}:${telegramId}`;
+  return colon > 0
+    ? botToken.slice(0, colon)
+    : `t${createHash('sha256').update(botToken).digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * Whose word a Telegram proof is, the namespace of the accounts it may reach. The widget's proof is
+ * an HMAC with the bot's own token, so it says only "whoever holds this token vouches for this user
+ * id", and anyone can name any bot id with a token of their own making. So:
+ * - the operator's default bot (`PROVIDER_TELEGRAM_BOT_TOKEN`, trusted like the rest of the
+ *   configuration) is its bot id, shared by every brand that uses it;
+ * - a brand's own connection is that brand: its org supplied the token, so its proofs reach only
+ *   accounts made or linked through that brand (a new token, or another bot, keeps them).
+ */
+export function telegramNamespace(source: 'brand' | 'default', brandId: string, botToken: string): string {
+  return source === 'default' ? telegramBotId(botToken) : brandId;
 }
 
 /**
@@ -48,12 +54,13 @@ export function telegramAccountId(botToken: string, telegramId: string): string 
  * HMAC-SHA256 over the data-check string (the received `key=value` pairs but `hash`, sorted by key,
  * joined by newlines) with SHA-256(bot token) as the key, compared in constant time; and an
  * `auth_date` no older than a day (nor in the future) by `nowSec`. The identity (and the claimed id
- * of a refusal) is keyed by the bot: see telegramAccountId.
+ * of a refusal) is `<namespace>:<user id>`: see telegramNamespace.
  */
 export function verifyTelegramLogin(
   fields: Record<string, string | undefined>,
   botToken: string,
   nowSec: number,
+  namespace: string = telegramBotId(botToken),
 ): TelegramCheck {
   const rawId = str(fields.id);
   const hash = fields.hash;
@@ -61,7 +68,7 @@ export function verifyTelegramLogin(
     (k) => `${k}=${fields[k]}`,
   );
   const telegramId = rawId && /^[0-9]{1,20}$/.test(rawId) ? rawId : undefined;
-  const claimedId = telegramId ? telegramAccountId(botToken, telegramId) : undefined;
+  const claimedId = telegramId ? `${namespace}:${telegramId}` : undefined;
   if (!hash || !/^[0-9a-f]{64}$/.test(hash) || !telegramId || !claimedId) {
     return { ok: false, reason: 'invalid_hash', claimedId };
   }

@@ -352,7 +352,7 @@ describe('upstream sign-in failures', () => {
 
     /** Another org whose brand signs in with a bot its owner controls: any id, signed with its token. */
     const OTHER_BOT = '987654321:AAOtherOrgsOwnBotTokenForTests_987654';
-    async function otherOrgsBrand() {
+    async function otherOrgsBrand(botToken = OTHER_BOT) {
       const owner = await createUser(w.t);
       const org = await seedOrg(w.t, owner);
       const other = await seedClient(w.t, {
@@ -364,7 +364,7 @@ describe('upstream sign-in failures', () => {
         method: 'PUT',
         url: `/identity/organizations/${org.slug}/brands/${other.brandSlug}/connections`,
         headers: { authorization: `Bearer ${await consoleToken(w.t, owner.id)}` },
-        payload: { type: 'telegram', config: { botToken: OTHER_BOT, botUsername: 'other_org_bot' } },
+        payload: { type: 'telegram', config: { botToken, botUsername: 'other_org_bot' } },
       });
       assert.equal(put.statusCode, 201, put.body);
       return other;
@@ -390,17 +390,22 @@ describe('upstream sign-in failures', () => {
     it("an id signed by another org's bot never reaches the account its owner linked through this one", async () => {
       await signInAs('7002', client, BOT_TOKEN);
       const [victim] = await telegramLinks('7002');
+      assert.equal(victim.external_user_id, '123456789:7002', "the operator's bot: its bot id");
+      // Another org signs "7002" with its own bot's token (a valid proof, for that bot), then with a
+      // token of its own making that names the operator's bot id (bot ids are public).
       const other = await otherOrgsBrand();
-      // The other org's owner signs "7002" with their own bot's token: a valid proof, for that bot.
       await signInAs('7002', other, OTHER_BOT);
+      const copycat = await otherOrgsBrand(`123456789:${'A'.repeat(35)}`);
+      await signInAs('7002', copycat, `123456789:${'A'.repeat(35)}`);
       const links = await telegramLinks('7002');
-      assert.equal(links.length, 2);
-      const [ours, theirs] = links;
+      assert.deepEqual(
+        links.map((l) => l.external_user_id).sort(),
+        ['123456789:7002', `${other.brandId}:7002`, `${copycat.brandId}:7002`].sort(),
+        "a brand's own connection proves only for that brand",
+      );
+      const ours = links.find((l) => l.external_user_id === '123456789:7002');
       assert.deepEqual(ours, victim, "the victim's link is untouched");
-      assert.equal(ours.external_user_id, '123456789:7002');
-      assert.equal(ours.brand_id, client.brandId);
-      assert.equal(theirs.external_user_id, '987654321:7002');
-      assert.notEqual(theirs.user_id, victim.user_id, 'a new account, not the victim');
+      assert.equal(new Set(links.map((l) => l.user_id)).size, 3, 'two new accounts, not the victim');
     });
 
     it('a link from before links were keyed by bot is taken over only through the brand it was used through', async () => {
@@ -422,21 +427,21 @@ describe('upstream sign-in failures', () => {
       await signInAs('7003', other, OTHER_BOT);
       let links = await telegramLinks('7003');
       assert.deepEqual(
-        links.map((l) => [l.external_user_id, l.user_id === holder.id]),
+        links.map((l) => [l.external_user_id, l.user_id === holder.id]).sort(),
         [
           ['7003', true],
-          ['987654321:7003', false],
-        ],
+          [`${other.brandId}:7003`, false],
+        ].sort(),
         "another org's bot does not take the legacy link over",
       );
       await signInAs('7003', client, BOT_TOKEN);
       links = await telegramLinks('7003');
       assert.deepEqual(
-        links.map((l) => [l.external_user_id, l.user_id === holder.id]),
+        links.map((l) => [l.external_user_id, l.user_id === holder.id]).sort(),
         [
           ['123456789:7003', true],
-          ['987654321:7003', false],
-        ],
+          [`${other.brandId}:7003`, false],
+        ].sort(),
         'the brand it was used through keeps its user, now keyed by the bot',
       );
     });

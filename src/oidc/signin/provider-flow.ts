@@ -14,7 +14,7 @@ import type {
   ProviderTokens,
 } from '../../providers/provider.js';
 import type { ProviderStateRow } from './stores.js';
-import { verifyTelegramLogin } from '../../providers/telegram.js';
+import { telegramNamespace, verifyTelegramLogin } from '../../providers/telegram.js';
 import type {
   OAuthProviderConfig,
   ProviderConfig,
@@ -170,10 +170,12 @@ export async function telegramIdentity(
 ): Promise<ExternalIdentity> {
   const creds = await ctx.stores.signin.connections.credentials(state.brand_id, 'telegram');
   if (!creds) throw new ProviderFlowError('not_enabled');
+  const { botToken } = creds.config as TelegramProviderConfig;
   const check = verifyTelegramLogin(
     fields,
-    (creds.config as TelegramProviderConfig).botToken,
+    botToken,
     ctx.clock.nowSec(),
+    telegramNamespace(creds.source, state.brand_id, botToken),
   );
   if (!check.ok) {
     throw new ProviderFlowError(
