@@ -160,6 +160,17 @@ describe('token gate kinds: token, collection, sol', () => {
       assert.equal(rpc.calls.get('getMultipleAccounts'), 10);
       assert.equal(rpc.mostInFlight.get('getMultipleAccounts'), 4);
 
+      // Spam of one mint in many token accounts counts once: it cannot push a wallet past the bound.
+      const spammed = rpc.addWallet();
+      const spam = rpc.addMint('spl-token', 0);
+      for (let i = 0; i < 5001; i++) rpc.addTokenAccount(spammed, spam, 1n);
+      await rpc.addNft(spammed, collection);
+      assert.deepEqual(await check(gate.id as string, spammed), {
+        hasAccess: true,
+        balance: '1',
+        reason: null,
+      });
+
       const whale = rpc.addWallet();
       for (let i = 0; i < 5001; i++) rpc.addTokenAccount(whale, rpc.addMint('spl-token', 0), 1n);
       rpc.calls.clear();

@@ -215,7 +215,15 @@ export class HoldingsReader {
           .map((a) => ({ wallet, mint: a.mint })),
       ),
     );
-    const all = nfts.flat();
+    // One read per distinct (wallet, mint): token accounts of one mint, however many were sent to
+    // the wallet, hold one NFT at most (a mint of supply 1) and cost one metadata read.
+    const seen = new Set<string>();
+    const all = nfts.flat().filter((n) => {
+      const key = `${n.wallet}:${n.mint}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
     if (all.length > defaults.gateNftScanMax)
       throw new SolanaRpcError(
         `${all.length} NFTs to read one by one (more than ${defaults.gateNftScanMax}); a collection gate over wallets this large needs an RPC node with the DAS API`,
